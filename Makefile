@@ -1,0 +1,42 @@
+# GitFS developer tasks. CI runs `make test` (see .ci/run, which installs dependencies first).
+
+PYTHON ?= python3
+# Extra pytest arguments, e.g. `make test PYTEST_ARGS="-k history -x"`.
+PYTEST_ARGS ?=
+# Extra pip arguments, e.g. `make install PIP_ARGS=--break-system-packages` on Debian's python3.
+PIP_ARGS ?=
+# No cache provider: no .pytest_cache left in the tree (CI runs from a fresh, read-mostly clone).
+PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
+
+.PHONY: install test test-stress bench demo lint deb clean
+
+install:
+	$(PYTHON) -m pip install $(PIP_ARGS) -e '.[test]'
+
+test:
+	$(PYTEST) $(PYTEST_ARGS) tests
+
+test-stress:
+	$(PYTEST) -m stress $(PYTEST_ARGS) tests
+
+bench:
+	$(PYTHON) bench/run.py
+
+demo:
+	bash demo/demo.sh
+
+# Needs ruff: pip install -e '.[lint]'.
+lint:
+	$(PYTHON) -m ruff check gitfs tests
+
+# Binary-only build of the Debian package; the .deb lands in the parent directory.
+# A clean PATH keeps pybuild on Debian's python3, not a pyenv/venv one found first.
+deb:
+	PATH=/usr/sbin:/usr/bin:/sbin:/bin dpkg-buildpackage -us -uc -b
+
+# Keeps *.egg-info: the editable install (make install, .ci/run) needs it.
+clean:
+	rm -rf build dist .pytest_cache .pybuild
+	find . -path ./.git -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+	rm -rf debian/gitfs debian/.debhelper debian/files debian/*.substvars \
+		debian/*.debhelper.log debian/debhelper-build-stamp

@@ -1,0 +1,3 @@
+from gitfs.cli import main
+
+raise SystemExit(main())

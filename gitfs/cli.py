@@ -1,0 +1,60 @@
+"""Entry point: `gitfs REMOTE_URL MOUNTPOINT [-o options]`.
+
+The one place where a FatalError becomes one line on stderr and an exit code.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+from gitfs import __version__
+from gitfs.errors import FatalError
+from gitfs.options import HELP, parse_options
+
+
+def split_argv(argv: list[str]) -> tuple[list[str], list[str], bool]:
+    """(positional arguments, -o strings, -f given)."""
+    positional, option_strings, foreground = [], [], False
+    items = iter(argv)
+    for arg in items:
+        if arg == "-o":
+            value = next(items, None)
+            if value is None:
+                raise FatalError("-o needs a value")
+            option_strings.append(value)
+        elif arg.startswith("-o"):
+            option_strings.append(arg[2:])
+        elif arg == "-f":
+            foreground = True
+        elif arg.startswith("-") and arg != "-":
+            raise FatalError(f"unknown argument {arg!r} (see gitfs --help)")
+        else:
+            positional.append(arg)
+    return positional, option_strings, foreground
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if any(arg in ("-h", "--help") for arg in argv):
+        print(HELP, end="")
+        return 0
+    if any(arg in ("-v", "--version", "-V") for arg in argv):
+        print(f"GitFS {__version__}")
+        return 0
+    try:
+        positional, option_strings, foreground = split_argv(argv)
+        if len(positional) != 2:
+            raise FatalError("usage: gitfs REMOTE_URL MOUNTPOINT [-o option[=value],...]")
+        options = parse_options(positional[0], positional[1], option_strings)
+        options.foreground = options.foreground or foreground
+        try:
+            from gitfs.mount import run  # loads libfuse: after the cheap checks
+        except (OSError, ImportError) as error:
+            raise FatalError(f"FUSE is not available ({error}): install fuse3") from None
+        return run(options)
+    except FatalError as error:
+        print(f"gitfs: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

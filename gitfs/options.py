@@ -1,0 +1,238 @@
+"""`-o` option parsing: typed, with the original GitFS's names and defaults.
+
+Parsing has no side effects: nothing is created, opened or resolved here except
+the current user's name (a default). `mount.py` turns the result into a mount.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import getpass
+import grp
+import os
+import socket
+from typing import Optional
+
+from gitfs.errors import FatalError
+
+TRUE_WORDS = {"true", "yes", "1", "on"}
+FALSE_WORDS = {"false", "no", "0", "off"}
+
+# Words mount(8) and mount.fuse3 add to the option string; accepted so that fstab
+# lines and `mount -t fuse.gitfs` work. Only `ro` changes anything (a read-only mount).
+MOUNT_WORDS = {
+    "rw", "ro", "auto", "noauto", "nofail", "_netdev", "user", "users", "nouser",
+    "dev", "nodev", "suid", "nosuid", "exec", "noexec", "defaults", "async",
+    "atime", "noatime", "relatime", "norelatime", "strictatime", "lazytime",
+    "nodiratime", "diratime", "owner", "group", "comment",
+}
+MOUNT_WORD_PREFIXES = ("x-systemd.", "x-", "comment=")
+
+ALIASES = {"merge_timeout": "sync_timeout", "key": "ssh_key"}
+
+
+@dataclasses.dataclass
+class Options:
+    remote_url: str = ""
+    mount_point: str = ""
+    repo_path: Optional[str] = None  # None: derived from remote_url (mount.default_repo_path)
+    branch: Optional[str] = None  # None: the remote's default branch
+    user: str = ""
+    group: str = ""
+    commiter_name: str = ""
+    commiter_email: str = ""
+    max_size: float = 10.0  # MiB; 0 means unlimited
+    sync_timeout: float = 5.0
+    fetch_timeout: float = 30.0
+    idle_fetch_timeout: float = 1800.0
+    min_idle_times: float = 10.0
+    log: str = "syslog"
+    log_level: str = "warning"
+    debug: bool = False
+    foreground: bool = False
+    allow_other: bool = False
+    allow_root: bool = False
+    cache_size: int = 800
+    ignore_file: str = ""
+    hard_ignore: str = ""
+    max_open_files: int = -1
+    history_path: str = "history"
+    current_path: str = "current"
+    username: str = ""
+    password: str = ""
+    ssh_key: str = ""
+    ssh_user: str = ""
+    sentry_dsn: str = ""  # accepted for compatibility; GitFS sends nothing anywhere
+    read_only: bool = False  # the mount word `ro`
+
+    @property
+    def max_size_bytes(self) -> Optional[int]:
+        return int(self.max_size * 1024 * 1024) if self.max_size > 0 else None
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(Options)}
+_NOT_OPTIONS = {"remote_url", "mount_point", "read_only"}
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
+
+def _convert(name: str, raw: str, kind: type):
+    if kind is bool:
+        word = raw.strip().lower()
+        if word in TRUE_WORDS:
+            return True
+        if word in FALSE_WORDS:
+            return False
+        raise FatalError(f"option {name}: expected true/false/yes/no/1/0, got {raw!r}")
+    if kind in (int, float):
+        try:
+            value = kind(raw)
+        except ValueError:
+            what = "an integer" if kind is int else "a number"
+            raise FatalError(f"option {name}: expected {what}, got {raw!r}") from None
+        if kind is float and not (value == value and value not in (float("inf"),)):
+            raise FatalError(f"option {name}: expected a finite number, got {raw!r}")
+        return value
+    return raw
+
+
+def _kind(name: str) -> type:
+    annotation = _FIELDS[name].type
+    for kind in (bool, int, float):
+        if annotation == kind.__name__:
+            return kind
+    return str
+
+
+def split_option_string(text: str) -> list[str]:
+    """Split `a=1,b,c=x\\,y` on unescaped commas (a backslash escapes a comma)."""
+    items, current, escaped = [], [], False
+    for char in text:
+        if escaped:
+            current.append(char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == ",":
+            items.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    items.append("".join(current))
+    return [item for item in items if item.strip()]
+
+
+def parse_options(remote_url: str, mount_point: str, option_strings: list[str]) -> Options:
+    """Build Options from the positional arguments and every `-o` string given."""
+    given: dict[str, object] = {}
+    read_only = False
+    for text in option_strings:
+        for item in split_option_string(text):
+            name, has_value, raw = item.partition("=")
+            name = name.strip()
+            if not has_value and name in MOUNT_WORDS and name not in _FIELDS or name in ("rw", "ro"):
+                read_only = read_only or name == "ro"
+                continue
+            if name.startswith(MOUNT_WORD_PREFIXES):
+                continue
+            name = ALIASES.get(name, name)
+            if name not in _FIELDS or name in _NOT_OPTIONS:
+                raise FatalError(f"unknown option {name!r} (see gitfs --help)")
+            kind = _kind(name)
+            if not has_value:
+                if kind is not bool:
+                    if name in MOUNT_WORDS:  # bare `user`/`group` are mount words
+                        continue
+                    raise FatalError(f"option {name} needs a value ({name}=...)")
+                given[name] = True
+                continue
+            given[name] = _convert(name, raw, kind)
+    options = Options(remote_url=remote_url, mount_point=mount_point, read_only=read_only, **given)
+    _validate(options)
+    _fill_defaults(options)
+    return options
+
+
+def _validate(options: Options) -> None:
+    for name in ("max_size", "sync_timeout", "fetch_timeout", "idle_fetch_timeout", "min_idle_times"):
+        if getattr(options, name) < 0:
+            raise FatalError(f"option {name}: must not be negative")
+    if options.cache_size < 1:
+        raise FatalError("option cache_size: must be at least 1")
+    if options.max_open_files < -1 or options.max_open_files == 0:
+        raise FatalError("option max_open_files: must be -1 (unchanged) or a positive number")
+    if options.log_level.lower() not in LOG_LEVELS:
+        raise FatalError(f"option log_level: expected one of {', '.join(LOG_LEVELS)}, got {options.log_level!r}")
+    for name in ("history_path", "current_path"):
+        value = getattr(options, name).strip("/")
+        if name == "history_path" and not value or "/" in value or value in (".", ".."):
+            raise FatalError(f"option {name}: must be a single directory name")
+    if options.current_path.strip("/") == options.history_path.strip("/"):
+        raise FatalError("options current_path and history_path must differ")
+    if options.branch is not None and not options.branch.strip():
+        raise FatalError("option branch: must not be empty")
+    if not options.remote_url:
+        raise FatalError("missing REMOTE_URL")
+    if not options.mount_point:
+        raise FatalError("missing MOUNTPOINT")
+
+
+def _fill_defaults(options: Options) -> None:
+    options.log_level = "debug" if options.debug else options.log_level.lower()
+    options.history_path = options.history_path.strip("/")
+    options.current_path = options.current_path.strip("/")  # "" puts the tree at the root
+    if not options.user:
+        options.user = getpass.getuser()
+    if not options.group:
+        try:
+            options.group = grp.getgrgid(os.getegid()).gr_name
+        except KeyError:
+            options.group = str(os.getegid())
+    if not options.commiter_name:
+        options.commiter_name = options.user
+    if not options.commiter_email:
+        options.commiter_email = f"{options.user}@{socket.gethostname()}"
+    if options.repo_path:
+        options.repo_path = os.path.abspath(os.path.expanduser(options.repo_path))
+    options.mount_point = os.path.abspath(options.mount_point)
+
+
+HELP = """\
+usage: gitfs REMOTE_URL MOUNTPOINT [-o option[=value],...]
+
+Mount a Git remote: MOUNTPOINT/current is the branch (read-write, every change
+becomes a commit that is pushed), MOUNTPOINT/history has one read-only folder
+per commit.
+
+  -o OPTIONS      comma-separated options, may repeat; a flag alone means true
+  -f              stay in the foreground (same as -o foreground)
+  -v, --version   print the version
+  -h, --help      print this help
+
+options (default):
+  repo_path=DIR          where the clone lives (/var/lib/gitfs/<remote> as root,
+                         ~/.cache/gitfs/<remote> otherwise); reused if present
+  branch=NAME            branch to follow (the remote's default branch)
+  sync_timeout=SEC       quiet period before committing and pushing (5);
+                         alias merge_timeout
+  fetch_timeout=SEC      fetch period while in use (30)
+  idle_fetch_timeout=SEC fetch period when idle (1800)
+  min_idle_times=N       quiet sync periods before going idle (10)
+  max_size=MiB           largest file that can be written, 0 = no limit (10)
+  commiter_name=NAME     commit author and committer (user)
+  commiter_email=EMAIL   (user@hostname)
+  user=NAME, group=NAME  owner shown for every file (current user and group)
+  allow_other, allow_root  let other users, or root, use the mount (false)
+  foreground             do not daemonize; log to stderr by default (false)
+  log=syslog|FILE|-      where log lines go (syslog)
+  log_level=LEVEL        debug, info, warning, error (warning)
+  debug                  same as log_level=debug (false)
+  cache_size=N           history folders kept open in memory (800)
+  ignore_file=FILE       extra gitignore-style patterns, never committed
+  hard_ignore=P1|P2      extra patterns, separated by |
+  max_open_files=N       RLIMIT_NOFILE for the daemon (-1: unchanged)
+  current_path=NAME      name of the working tree folder (current)
+  history_path=NAME      name of the history folder (history)
+  username=U, password=P HTTP(S) credentials
+  ssh_key=FILE           SSH private key (alias key); ssh_user=NAME
+Mount words such as rw, ro, nofail, _netdev, noauto, x-systemd.* are accepted.
+"""

@@ -1,0 +1,87 @@
+"""Commits of the branch grouped by local day, for the history/ folder.
+
+Built on first use and extended incrementally when the branch moves forward
+(only the new commits are walked); rebuilt only if the branch was rewritten.
+Names are `HH-MM-SS-<first 10 hex of the sha>` in local time, committer time.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable, Optional
+
+import pygit2
+
+SHA_LENGTH = 10
+
+
+def day_and_name(oid_hex: str, timestamp: int) -> tuple[str, str]:
+    local = time.localtime(timestamp)
+    return time.strftime("%Y-%m-%d", local), time.strftime("%H-%M-%S-", local) + oid_hex[:SHA_LENGTH]
+
+
+class CommitDays:
+    """Thread-safe: every public method takes the lock and checks the branch tip first."""
+
+    def __init__(self, tip: Callable[[], Optional[pygit2.Oid]],
+                 walk: Callable[[pygit2.Oid, Optional[pygit2.Oid]], object],
+                 is_ancestor: Callable[[pygit2.Oid, pygit2.Oid], bool]):
+        self._tip = tip
+        self._walk = walk
+        self._is_ancestor = is_ancestor
+        self._lock = threading.Lock()
+        self._indexed_tip: Optional[pygit2.Oid] = None
+        self._days: dict[str, list[tuple[int, str]]] = {}  # day -> [(time, name)], oldest first
+        self._commits: dict[tuple[str, str], tuple[pygit2.Oid, int]] = {}  # (day, name) -> (oid, time)
+
+    def days(self) -> list[str]:
+        """Days with commits, newest first."""
+        with self._lock:
+            self._refresh()
+            return sorted(self._days, reverse=True)
+
+    def names(self, day: str) -> Optional[list[str]]:
+        """Commit folder names of a day, oldest first; None for a day without commits."""
+        with self._lock:
+            self._refresh()
+            entries = self._days.get(day)
+            return None if entries is None else [name for _time, name in entries]
+
+    def span(self, day: str) -> Optional[tuple[int, int]]:
+        """(first, last) commit time of a day."""
+        with self._lock:
+            self._refresh()
+            entries = self._days.get(day)
+            return None if not entries else (entries[0][0], entries[-1][0])
+
+    def commit(self, day: str, name: str) -> Optional[tuple[pygit2.Oid, int]]:
+        """(oid, commit time) of the commit listed as day/name, or None."""
+        with self._lock:
+            self._refresh()
+            return self._commits.get((day, name))
+
+    def _refresh(self) -> None:
+        tip = self._tip()
+        if tip == self._indexed_tip:
+            return
+        if self._indexed_tip is None or tip is None or not self._is_ancestor(self._indexed_tip, tip):
+            self._days, self._commits = {}, {}
+            hide = None
+        else:
+            hide = self._indexed_tip
+        if tip is not None:
+            self._add(self._walk(tip, hide))
+        self._indexed_tip = tip
+
+    def _add(self, commits) -> None:
+        new: dict[str, list[tuple[int, str]]] = {}
+        for oid, timestamp in commits:  # newest first
+            day, name = day_and_name(str(oid), timestamp)
+            self._commits[(day, name)] = (oid, timestamp)
+            new.setdefault(day, []).append((timestamp, name))
+        for day, entries in new.items():
+            entries.reverse()
+            merged = self._days.get(day, []) + entries
+            merged.sort(key=lambda entry: entry[0])  # stable: same-second commits keep walk order
+            self._days[day] = merged

@@ -1,0 +1,230 @@
+"""The git core: one clone with a working tree, read and written through pygit2.
+
+Threading: libgit2 objects must not be shared between threads, so every thread
+gets its own `pygit2.Repository` handle on the same clone (`self.git`). Bytes
+and plain values cross threads; pygit2 objects do not. Only the sync worker
+writes (index, commits, refs, working tree); FUSE threads only read objects.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import stat
+import threading
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Optional
+
+import pygit2
+
+from gitfs.repo.errors import GitCoreError, NotADirectory, PathNotFound
+
+REMOTE_NAME = "origin"
+KEEP_FILE = ".keep"
+GIT_DIR = ".git"
+
+FILEMODE_TREE = 0o040000
+FILEMODE_BLOB = 0o100644
+FILEMODE_EXEC = 0o100755
+FILEMODE_LINK = 0o120000
+FILEMODE_COMMIT = 0o160000  # a submodule entry
+
+
+def branch_ref(branch: str) -> str:
+    return f"refs/heads/{branch}"
+
+
+def remote_ref(branch: str) -> str:
+    return f"refs/remotes/{REMOTE_NAME}/{branch}"
+
+
+@dataclass(frozen=True)
+class TreeItem:
+    """One entry of a commit's tree, as plain values."""
+
+    name: str
+    mode: int  # git filemode
+    oid: pygit2.Oid
+    size: int = 0  # blob size, 0 for trees and submodules
+
+
+class Repository:
+    def __init__(self, path: str, branch: str):
+        self.path = os.path.abspath(path)
+        self.workdir = self.path
+        self.branch = branch
+        self._local = threading.local()
+
+    # -- handles -----------------------------------------------------------
+
+    @property
+    def git(self) -> pygit2.Repository:
+        """This thread's pygit2 handle on the clone."""
+        handle = getattr(self._local, "git", None)
+        if handle is None:
+            handle = self._local.git = pygit2.Repository(self.path)
+        return handle
+
+    def full_path(self, relative: str) -> str:
+        """Absolute path in the working tree for a path relative to its root."""
+        return os.path.join(self.workdir, relative.lstrip("/"))
+
+    # -- refs -------------------------------------------------------------
+
+    def branch_tip(self) -> Optional[pygit2.Oid]:
+        return self._ref_target(branch_ref(self.branch))
+
+    def remote_tip(self) -> Optional[pygit2.Oid]:
+        return self._ref_target(remote_ref(self.branch))
+
+    def _ref_target(self, name: str) -> Optional[pygit2.Oid]:
+        ref = self.git.references.get(name)
+        return ref.resolve().target if ref is not None else None
+
+    def set_branch_tip(self, oid: pygit2.Oid, message: str) -> None:
+        self.git.references.create(branch_ref(self.branch), oid, force=True, message=message)
+
+    def set_remote_tip(self, oid: pygit2.Oid) -> None:
+        self.git.references.create(remote_ref(self.branch), oid, force=True)
+
+    def is_ancestor(self, ancestor: pygit2.Oid, descendant: pygit2.Oid) -> bool:
+        return ancestor == descendant or self.git.descendant_of(descendant, ancestor)
+
+    def count_ahead(self) -> int:
+        """Commits on the local branch that the remote-tracking branch lacks."""
+        local, remote = self.branch_tip(), self.remote_tip()
+        if local is None:
+            return 0
+        if remote is None:
+            return sum(1 for _ in self.git.walk(local))
+        ahead, _behind = self.git.ahead_behind(local, remote)
+        return ahead
+
+    # -- reading commits and trees ---------------------------------------
+
+    def commit_time(self, oid: pygit2.Oid) -> int:
+        return self.git[oid].commit_time
+
+    def walk_commits(self, tip: pygit2.Oid, hide: Optional[pygit2.Oid] = None) -> Iterator[tuple[pygit2.Oid, int]]:
+        """(oid, committer time) of every commit reachable from tip, newest first."""
+        walker = self.git.walk(tip, pygit2.enums.SortMode.TIME)
+        if hide is not None:
+            walker.hide(hide)
+        for commit in walker:
+            yield commit.id, commit.commit_time
+
+    def tree_item(self, commit_oid: pygit2.Oid, parts: Iterable[str]) -> TreeItem:
+        """The entry at `parts` (path components) of a commit's tree, or PathNotFound.
+
+        Walks one component at a time: O(depth), never a scan of the tree.
+        """
+        tree = self.git[commit_oid].tree
+        item = TreeItem("", FILEMODE_TREE, tree.id)
+        for part in parts:
+            if item.mode != FILEMODE_TREE:
+                raise NotADirectory(part)
+            try:
+                entry = tree[part]
+            except KeyError:
+                raise PathNotFound(part) from None
+            item = TreeItem(part, entry.filemode, entry.id)
+            if entry.filemode == FILEMODE_TREE:
+                tree = self.git[entry.id]
+        if item.mode in (FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK):
+            item = TreeItem(item.name, item.mode, item.oid, self._blob_size(item.oid))
+        return item
+
+    def _blob_size(self, oid: pygit2.Oid) -> int:
+        # read_header gives the size without inflating the blob.
+        _type, size = self.git.odb.read_header(oid)
+        return size
+
+    def list_tree(self, tree_oid: pygit2.Oid) -> list[str]:
+        return [entry.name for entry in self.git[tree_oid]]
+
+    def list_tree_items(self, tree_oid: pygit2.Oid) -> list[TreeItem]:
+        return [TreeItem(entry.name, entry.filemode, entry.id) for entry in self.git[tree_oid]]
+
+    def blob_bytes(self, oid: pygit2.Oid) -> bytes:
+        obj = self.git[oid]
+        if not isinstance(obj, pygit2.Blob):
+            raise GitCoreError(f"{oid} is not a blob")
+        return obj.data
+
+    # -- writing: index and commits (sync worker only) --------------------
+
+    def is_ignored(self, relative: str) -> bool:
+        return self.git.path_is_ignored(relative)
+
+    def stage_paths(self, paths: Iterable[str]) -> None:
+        """Make the index match the working tree at each path and below it.
+
+        Ignored files are left out unless already tracked; links are staged as
+        links, never followed; nested `.git` directories are never staged.
+        """
+        git = self.git
+        index = git.index
+        tracked = sorted(entry.path for entry in index)
+        tracked_set = set(tracked)
+        for relative in sorted({p.strip("/") for p in paths}):
+            if not relative or _is_git_dir_path(relative):
+                continue
+            below = _paths_below(tracked, relative)
+            if relative in tracked_set:
+                index.remove(relative)
+            if below:
+                index.remove_directory(relative)
+            full = self.full_path(relative)
+            try:
+                mode = os.lstat(full).st_mode
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            if stat.S_ISDIR(mode):
+                self._stage_directory(index, relative, set(below))
+            elif stat.S_ISREG(mode) or stat.S_ISLNK(mode):
+                if relative in tracked_set or not git.path_is_ignored(relative):
+                    index.add(relative)
+        index.write()
+
+    def _stage_directory(self, index, relative: str, tracked_below: set[str]) -> None:
+        git = self.git
+        for root, dirs, files in os.walk(self.full_path(relative)):
+            rel_root = os.path.relpath(root, self.workdir)
+            names = files + [d for d in dirs if os.path.islink(os.path.join(root, d))]
+            dirs[:] = [d for d in dirs if d != GIT_DIR and not os.path.islink(os.path.join(root, d))]
+            for name in names:
+                child = f"{rel_root}/{name}"
+                if child in tracked_below or not git.path_is_ignored(child):
+                    index.add(child)
+
+    def commit_index(self, message: str, signature: pygit2.Signature) -> Optional[pygit2.Oid]:
+        """Commit the index on the branch; None when it equals the tip's tree."""
+        git = self.git
+        tree = git.index.write_tree()
+        parent = self.branch_tip()
+        if parent is not None and git[parent].tree.id == tree:
+            return None
+        parents = [parent] if parent is not None else []
+        return git.create_commit(branch_ref(self.branch), signature, signature, message, tree, parents)
+
+    def changed_paths(self) -> list[str]:
+        """Working-tree paths that differ from the branch tip (ignored files excluded)."""
+        git = self.git
+        paths = []
+        for path, flags in git.status(untracked_files="all").items():
+            if flags & pygit2.enums.FileStatus.IGNORED or _is_git_dir_path(path):
+                continue
+            paths.append(path)
+        return sorted(paths)
+
+
+def _paths_below(sorted_paths: list[str], directory: str) -> list[str]:
+    """The paths of sorted_paths inside directory, found by bisection."""
+    prefix = directory + "/"
+    start = bisect.bisect_left(sorted_paths, prefix)
+    end = bisect.bisect_left(sorted_paths, directory + "0")  # "0" sorts right after "/"
+    return sorted_paths[start:end]
+
+
+def _is_git_dir_path(relative: str) -> bool:
+    return GIT_DIR in relative.split("/")

@@ -1,0 +1,33 @@
+"""The ordered route table: (regex, view kind), first match wins. Data, not code.
+
+Every prefix ends at a path boundary, so `/current` never matches `/currentX`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Pattern
+
+BOUNDARY = r"(?=/|$)"
+
+
+@dataclass(frozen=True)
+class Route:
+    pattern: Pattern[str]
+    kind: str  # "commit", "day", "history", "current" or "index"
+
+
+def build_routes(*, current_path: str, history_path: str) -> list[Route]:
+    history = re.escape(history_path)
+    table = [
+        (rf"^/{history}/(?P<day>\d{{4}}-\d{{2}}-\d{{2}})/(?P<name>\d{{2}}-\d{{2}}-\d{{2}}-[0-9a-f]{{10}}){BOUNDARY}", "commit"),
+        (rf"^/{history}/(?P<day>[^/]+){BOUNDARY}", "day"),
+        (rf"^/{history}{BOUNDARY}", "history"),
+    ]
+    if current_path:
+        table.append((rf"^/{re.escape(current_path)}{BOUNDARY}", "current"))
+        table.append((r"^", "index"))
+    else:  # current_path=/ puts the working tree at the root
+        table.append((r"^", "current"))
+    return [Route(re.compile(pattern), kind) for pattern, kind in table]

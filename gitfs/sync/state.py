@@ -1,0 +1,79 @@
+"""SyncState: the one object FUSE threads and the workers synchronise on.
+
+Contract:
+- FUSE threads wrap every mutation of current/ in `mutation()`. It waits (at
+  most `freeze_timeout` seconds, then EBUSY) while the sync worker holds
+  `frozen()`, and records the time of the last change.
+- The sync worker holds `frozen()` only for local work: committing the working
+  tree and bringing the remote's changes into it. `frozen()` waits until no
+  mutation is in flight. Network I/O happens outside it, always.
+- `remote_lock` serialises fetch and push between the two workers; FUSE threads
+  never take it.
+- `wake_sync` is set by the fetch worker when the remote moved, and by whoever
+  wants a sync now (unmount, SIGUSR1). `wake_fetch` is set when activity
+  resumes after an idle spell, and at unmount.
+- `touch()` is called by the router on every FUSE call (cheap: a float store).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import threading
+import time
+
+from mfusepy import FuseOSError
+
+
+class SyncState:
+    def __init__(self, *, idle_after: float, freeze_timeout: float = 30.0):
+        self._condition = threading.Condition()
+        self._frozen = False
+        self._mutations_in_flight = 0
+        self._freeze_timeout = freeze_timeout
+        self._idle_after = idle_after
+        self.last_change = 0.0  # monotonic time of the last finished mutation
+        self.last_activity = time.monotonic()
+        self.remote_lock = threading.Lock()
+        self.wake_sync = threading.Event()
+        self.wake_fetch = threading.Event()
+        self.stopping = threading.Event()
+
+    @contextlib.contextmanager
+    def mutation(self):
+        with self._condition:
+            if not self._condition.wait_for(lambda: not self._frozen, self._freeze_timeout):
+                raise FuseOSError(errno.EBUSY)
+            self._mutations_in_flight += 1
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._mutations_in_flight -= 1
+                self.last_change = time.monotonic()
+                self._condition.notify_all()
+
+    @contextlib.contextmanager
+    def frozen(self):
+        with self._condition:
+            self._condition.wait_for(lambda: not self._frozen)
+            self._frozen = True
+            self._condition.wait_for(lambda: self._mutations_in_flight == 0)
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._frozen = False
+                self._condition.notify_all()
+
+    def touch(self) -> None:
+        now = time.monotonic()
+        if now - self.last_activity > self._idle_after:
+            self.wake_fetch.set()  # leaving idle mode: fetch at once
+        self.last_activity = now
+
+    def is_idle(self) -> bool:
+        return time.monotonic() - self.last_activity > self._idle_after
+
+    def quiet_for(self) -> float:
+        return time.monotonic() - self.last_change

@@ -1,0 +1,231 @@
+"""SyncWorker: quiet period -> commit -> fetch + accept-mine -> push, with backoff.
+
+Local work (commit, bringing the remote's changes into the working tree) runs
+under SyncState.frozen(); fetch and push run outside it, so no FUSE call ever
+waits on the network. Offline, commits pile up locally and are pushed later.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import random
+import threading
+import time
+from typing import Callable, Optional
+
+import pygit2
+
+from gitfs.repo import remote as remote_ops
+from gitfs.repo.accept_mine import replay_local_commits
+from gitfs.repo.errors import PushRejected, RemoteError
+from gitfs.repo.repository import Repository
+from gitfs.repo.worktree import checkout_change
+from gitfs.sync.jobs import CommitJob, batch_message, job_paths
+from gitfs.sync.state import SyncState
+
+log = logging.getLogger(__name__)
+
+MAX_BACKOFF = 60.0
+PUSH_RACE_RETRIES = 5
+
+
+class SyncWorker(threading.Thread):
+    def __init__(self, repo: Repository, jobs: queue.Queue, state: SyncState, *,
+                 credentials: remote_ops.Credentials, signature: Callable[[], pygit2.Signature],
+                 writers: Callable[[], tuple[int, float]], dirty_open_paths: Callable[[], list[str]],
+                 sync_timeout: float, status=None):
+        super().__init__(name="SyncWorker", daemon=True)
+        self.repo = repo
+        self.jobs = jobs
+        self.state = state
+        self.credentials = credentials
+        self.signature = signature
+        self.writers = writers
+        self.dirty_open_paths = dirty_open_paths
+        self.sync_timeout = sync_timeout
+        self.status = status
+        self.pending: list[CommitJob] = []
+        self._failures = 0
+        self._retry_at = 0.0
+        self._needs_sync = True  # push what a previous mount left unpushed
+        self._stopping = threading.Event()
+
+    # -- lifecycle ----------------------------------------------------------
+
+    def stop(self, timeout: float) -> None:
+        self._stopping.set()
+        self.state.wake_sync.set()
+        self.join(timeout)
+        if self.is_alive():
+            log.warning("SyncWorker did not stop within %.0f s", timeout)
+
+    def run(self) -> None:
+        while not self._stopping.is_set():
+            self._collect(self._wait_time())
+            if self._stopping.is_set():
+                break
+            if self._due():
+                self._cycle()
+
+    # -- scheduling ------------------------------------------------------------
+
+    def _collect(self, timeout: float) -> None:
+        """Wait for a job or a wake-up, then drain the queue."""
+        try:
+            self.pending.append(self.jobs.get(timeout=timeout))
+        except queue.Empty:
+            pass
+        self._drain()
+        if self.state.wake_sync.is_set():
+            self.state.wake_sync.clear()
+            self._needs_sync = True
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                self.pending.append(self.jobs.get_nowait())
+            except queue.Empty:
+                return
+
+    def _wait_time(self) -> float:
+        if self.state.wake_sync.is_set():
+            return 0.0
+        if self.pending or self._needs_sync:
+            left = self.sync_timeout - self.state.quiet_for()
+            return min(max(left, 0.05), max(self._retry_at - time.monotonic(), 0.05), 1.0)
+        return 1.0
+
+    def _due(self) -> bool:
+        if not (self.pending or self._needs_sync):
+            return False
+        if self.state.quiet_for() < self.sync_timeout or time.monotonic() < self._retry_at:
+            return False
+        open_writers, oldest = self.writers()
+        # A file held open for long is committed anyway with what it holds.
+        return open_writers == 0 or oldest > 10 * max(self.sync_timeout, 1.0)
+
+    # -- the cycle ---------------------------------------------------------------
+
+    def _cycle(self) -> None:
+        with self.state.frozen():
+            self._commit_pending()
+        try:
+            self.sync_with_remote()
+        except RemoteError as error:
+            self._failed(str(error))
+        else:
+            self._failures, self._retry_at, self._needs_sync = 0, 0.0, False
+            if self.status:
+                self.status.push_ok()
+
+    def _failed(self, reason: str) -> None:
+        self._failures += 1
+        delay = min(2 ** (self._failures - 1), MAX_BACKOFF) + random.random()
+        self._retry_at = time.monotonic() + delay
+        self._needs_sync = True
+        if self._failures == 1 or self._failures % 10 == 0:
+            log.warning("sync failed (%s); writes are kept locally, retrying in %.0f s", reason, delay)
+        if self.status:
+            self.status.push_failed(reason)
+
+    def _commit_pending(self) -> Optional[pygit2.Oid]:
+        """Commit what the working tree holds for the pending jobs (caller holds frozen())."""
+        self._drain()
+        jobs = self.pending
+        open_dirty = self.dirty_open_paths()
+        if open_dirty:  # committed anyway after the open-file bound; release re-queues them
+            jobs = jobs + [CommitJob(f"Update {path}", add=(path.lstrip("/"),)) for path in open_dirty]
+        if not jobs:
+            return None
+        jobs = [job for job in jobs if not self._only_ignored(job)]
+        paths = job_paths(jobs)
+        oid = None
+        if jobs:
+            self.repo.stage_paths(paths)
+            oid = self.repo.commit_index(batch_message(jobs), self.signature())
+        self.pending = []
+        self._needs_sync = True
+        if oid is not None:
+            log.info("committed %s: %s", str(oid)[:10], batch_message(jobs))
+        return oid
+
+    def _only_ignored(self, job: CommitJob) -> bool:
+        return all(self.repo.is_ignored(path) and not self._tracked(path) for path in job.paths)
+
+    def _tracked(self, path: str) -> bool:
+        return path in self.repo.git.index
+
+    def commit_everything(self, message_for: Callable[[list[str]], list[CommitJob]]) -> Optional[pygit2.Oid]:
+        """Commit every change the working tree holds (a crash left them uncommitted)."""
+        with self.state.frozen():
+            self.pending.extend(message_for(self.repo.changed_paths()))
+            return self._commit_pending()
+
+    def sync_with_remote(self) -> None:
+        """fetch -> replay local commits on the remote's tip -> push; repeat on a push race."""
+        for _attempt in range(PUSH_RACE_RETRIES):
+            with self.state.remote_lock:
+                remote_tip = remote_ops.fetch(self.repo, self.credentials)
+            if self.status:
+                self.status.fetch_ok()
+            local_tip = self.repo.branch_tip()
+            if remote_tip is not None and local_tip is not None and not self.repo.is_ancestor(remote_tip, local_tip):
+                if not self._integrate(remote_tip):
+                    return  # a file is open for writing; integrate when it is closed
+                local_tip = self.repo.branch_tip()
+            if local_tip is None or local_tip == remote_tip:
+                return
+            try:
+                with self.state.remote_lock:
+                    remote_ops.push(self.repo, self.credentials)
+                log.info("pushed %s", str(local_tip)[:10])
+                return
+            except PushRejected as rejected:
+                log.info("%s; merging again", rejected)
+        raise RemoteError("the remote kept moving during push; will retry")
+
+    def _integrate(self, remote_tip: pygit2.Oid) -> bool:
+        """Bring the remote's commits into the branch and the working tree (accept mine)."""
+        open_writers, _oldest = self.writers()
+        if open_writers:
+            self._needs_sync = True
+            return False
+        with self.state.frozen():
+            self._commit_pending()
+            local_tip = self.repo.branch_tip()
+            git = self.repo.git
+            if local_tip is None:
+                replay_tip, conflicts = remote_tip, []
+            else:
+                result = replay_local_commits(self.repo, local_tip, remote_tip, self.signature())
+                replay_tip, conflicts = result.tip, result.conflicts
+            old_tree = git[local_tip].tree.id if local_tip is not None else None
+            # Working tree first, then the ref: a crash in between leaves changes
+            # that the next mount commits again as local ones (they match the remote's).
+            checkout_change(self.repo, old_tree, git[replay_tip].tree.id)
+            self.repo.set_branch_tip(replay_tip, "gitfs: accept mine")
+        if conflicts:
+            log.warning("conflicts resolved with the local version: %s", ", ".join(conflicts))
+            if self.status:
+                self.status.conflicts(conflicts, remote_tip)
+        return True
+
+    def final_sync(self, deadline: float) -> None:
+        """At unmount: commit everything, then push if the remote answers in time."""
+        self._collect(0)
+        with self.state.frozen():
+            self._commit_pending()
+        if self.repo.count_ahead() == 0 and self.repo.remote_tip() is not None:
+            return
+        worker = threading.Thread(target=self._push_quietly, name="FinalPush", daemon=True)
+        worker.start()
+        worker.join(max(deadline - time.monotonic(), 0))
+        if worker.is_alive():
+            log.warning("unmount: push did not finish in time; the next mount pushes it")
+
+    def _push_quietly(self) -> None:
+        try:
+            self.sync_with_remote()
+        except RemoteError as error:
+            log.warning("unmount: %s; the next mount pushes it", error)

@@ -1,0 +1,109 @@
+"""The view ladder: View, ReadOnlyView (EROFS for every mutation) and
+PassthroughView (os.* on a directory of the clone).
+
+Views are thin adapters between FUSE and the git core: path in, stat dict or
+bytes out, errno chosen here. `OSError` from os.* passes through (fusepy
+returns its errno); nothing else may escape (fusepy would answer EINVAL).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import dataclass
+
+from mfusepy import FuseOSError, Operations
+
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+
+STAT_KEYS = ("st_mode", "st_nlink", "st_size", "st_atime", "st_mtime", "st_ctime", "st_blocks", "st_ino")
+
+
+@dataclass(frozen=True)
+class Owner:
+    uid: int
+    gid: int
+
+
+def is_write_open(flags: int) -> bool:
+    return bool(flags & WRITE_FLAGS)
+
+
+NS = 10**9  # the views give times in nanoseconds (View.use_ns)
+
+
+def directory_stat(owner: Owner, mtime: int, ctime: int | None = None, *, mode: int = 0o555) -> dict:
+    """A read-only directory; times in seconds."""
+    ctime = mtime if ctime is None else ctime
+    return {
+        "st_mode": stat.S_IFDIR | mode, "st_nlink": 2, "st_size": 4096, "st_blocks": 8,
+        "st_uid": owner.uid, "st_gid": owner.gid,
+        "st_atime": mtime * NS, "st_mtime": mtime * NS, "st_ctime": ctime * NS,
+    }
+
+
+class View(Operations):
+    # Matches libfuse's timestamps in nanoseconds (see the FUSE(...) call).
+    use_ns = True
+
+    def __init__(self, owner: Owner):
+        self.owner = owner
+
+
+class ReadOnlyView(View):
+    """Every mutating call is EROFS; so is opening for writing."""
+
+    def _refuse(self, *args, **kwargs):
+        raise FuseOSError(errno.EROFS)
+
+    create = mkdir = mknod = unlink = rmdir = symlink = link = rename = _refuse
+    chmod = chown = truncate = write = utimens = setxattr = removexattr = _refuse
+
+    def open(self, path, flags):
+        if is_write_open(flags):
+            raise FuseOSError(errno.EROFS)
+        self.getattr(path)  # ENOENT for a missing path
+        return 0
+
+    def access(self, path, amode):
+        self.getattr(path)
+        if amode & os.W_OK:
+            raise FuseOSError(errno.EROFS)
+        return 0
+
+    def release(self, path, fh):
+        return 0
+
+
+class PassthroughView(View):
+    """Maps calls 1:1 onto os.* under `root` (the clone's working tree)."""
+
+    def __init__(self, owner: Owner, root: str):
+        super().__init__(owner)
+        self.root = root
+
+    def full(self, path: str) -> str:
+        return os.path.join(self.root, path.lstrip("/"))
+
+    def getattr(self, path, fh=None):
+        st = os.lstat(self.full(path))
+        attrs = {key: getattr(st, key) for key in STAT_KEYS}
+        for key in ("st_atime", "st_mtime", "st_ctime"):
+            attrs[key] = getattr(st, key + "_ns")
+        attrs["st_uid"], attrs["st_gid"] = self.owner.uid, self.owner.gid
+        return attrs
+
+    def readlink(self, path):
+        return os.readlink(self.full(path))
+
+    def access(self, path, amode):
+        if not os.access(self.full(path), amode, follow_symlinks=False):
+            raise FuseOSError(errno.EACCES)
+        return 0
+
+    def statfs(self, path):
+        st = os.statvfs(self.full(path))
+        return {key: getattr(st, key) for key in (
+            "f_bavail", "f_bfree", "f_blocks", "f_bsize", "f_favail", "f_ffree",
+            "f_files", "f_flag", "f_frsize", "f_namemax")}

@@ -1,0 +1,74 @@
+"""Packaging for GitFS.
+
+Requirements are loose lower bounds, never `==` pins: exact pins in the original
+gitfs caused install conflicts with distribution packages (its issues #267-#273, #322).
+"""
+
+import os
+import re
+
+from setuptools import find_packages, setup
+
+HERE = os.path.abspath(os.path.dirname(__file__))
+
+
+def read(*parts):
+    with open(os.path.join(HERE, *parts), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def version():
+    # Read, don't import: importing gitfs would need its dependencies at build time.
+    match = re.search(r'^__version__\s*=\s*["\']([^"\']+)["\']', read("gitfs", "__init__.py"), re.M)
+    if not match:
+        raise RuntimeError("cannot find __version__ in gitfs/__init__.py")
+    return match.group(1)
+
+
+def long_description():
+    path = os.path.join(HERE, "README.md")
+    return read("README.md") if os.path.exists(path) else ""
+
+
+setup(
+    name="gitfs",
+    version=version(),
+    description="FUSE filesystem that mounts a Git remote: edit the branch, browse every commit",
+    long_description=long_description(),
+    long_description_content_type="text/markdown",
+    author="GitFS developers",
+    author_email="gitfs@example.org",
+    license="Apache-2.0",
+    packages=find_packages(exclude=["tests", "tests.*"]),
+    include_package_data=True,
+    python_requires=">=3.9",
+    install_requires=[
+        "mfusepy>=3.0",  # maintained ctypes binding with libfuse 3 support (fusepy is FUSE-2 only)
+        "pygit2>=1.14",
+        "sh>=2.0",
+    ],
+    extras_require={
+        "test": ["pytest>=7"],
+        "lint": ["ruff>=0.4"],
+    },
+    entry_points={
+        "console_scripts": ["gitfs = gitfs.cli:main"],
+    },
+    classifiers=[
+        "Development Status :: 5 - Production/Stable",
+        "Environment :: Console",
+        "Intended Audience :: Developers",
+        "Intended Audience :: System Administrators",
+        "License :: OSI Approved :: Apache Software License",
+        "Operating System :: POSIX :: Linux",
+        "Programming Language :: Python :: 3",
+        "Programming Language :: Python :: 3 :: Only",
+        "Programming Language :: Python :: 3.9",
+        "Programming Language :: Python :: 3.10",
+        "Programming Language :: Python :: 3.11",
+        "Programming Language :: Python :: 3.12",
+        "Programming Language :: Python :: 3.13",
+        "Topic :: Software Development :: Version Control :: Git",
+        "Topic :: System :: Filesystems",
+    ],
+)
