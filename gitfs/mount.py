@@ -183,7 +183,7 @@ class Mount:
         self.mount_time = int(time.time())
         self.handles = HandleTable()
         self.jobs: queue.Queue = queue.Queue()
-        self.state = SyncState(idle_after=max(options.min_idle_times, 1) * max(options.sync_timeout, 1.0) + 60)
+        self.state = SyncState(idle_after=max(options.min_idle_times * options.sync_timeout, 60.0))
         self.days = CommitDays(repo.branch_tip, repo.walk_commits, repo.is_ancestor)
         self.sync_worker = SyncWorker(
             repo, self.jobs, self.state, credentials=credentials, signature=self.signature,
