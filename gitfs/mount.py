@@ -245,8 +245,10 @@ class Mount:
     def fuse_options(self) -> dict:
         options = self.options
         fuse_kwargs = dict(foreground=True, fsname=remote_ops.redact_url(options.remote_url).replace(",", "_"),
-                           subtype="gitfs", allow_other=options.allow_other, max_threads=16,
-                           allow_root=options.allow_root and not options.allow_other)
+                           subtype="gitfs", allow_other=options.allow_other,
+                           allow_root=options.allow_root and not options.allow_other,
+                           # Explicit: libfuse 3.14 prints a bogus warning for its own default.
+                           max_threads=16, max_idle_threads=8)
         if options.allow_other:
             fuse_kwargs["default_permissions"] = True
         if options.read_only:
