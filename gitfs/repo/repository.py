@@ -65,6 +65,12 @@ class Repository:
             handle = self._local.git = pygit2.Repository(self.path)
         return handle
 
+    def index(self) -> pygit2.Index:
+        """This thread's index, reloaded if another thread's handle wrote it since."""
+        index = self.git.index
+        index.read(False)
+        return index
+
     def full_path(self, relative: str) -> str:
         """Absolute path in the working tree for a path relative to its root."""
         return os.path.join(self.workdir, relative.lstrip("/"))
@@ -163,7 +169,7 @@ class Repository:
         links, never followed; nested `.git` directories are never staged.
         """
         git = self.git
-        index = git.index
+        index = self.index()
         tracked = sorted(entry.path for entry in index)
         tracked_set = set(tracked)
         for relative in sorted({p.strip("/") for p in paths}):
@@ -200,7 +206,7 @@ class Repository:
     def commit_index(self, message: str, signature: pygit2.Signature) -> Optional[pygit2.Oid]:
         """Commit the index on the branch; None when it equals the tip's tree."""
         git = self.git
-        tree = git.index.write_tree()
+        tree = self.index().write_tree()
         parent = self.branch_tip()
         if parent is not None and git[parent].tree.id == tree:
             return None

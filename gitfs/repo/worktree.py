@@ -27,7 +27,7 @@ def checkout_change(repo: Repository, old_tree: pygit2.Oid | None, new_tree: pyg
     deltas = list(diff.deltas)
     deletions = [d.old_file for d in deltas if d.status == _DELETED]
     writes = [d.new_file for d in deltas if d.status != _DELETED]
-    index = git.index
+    index = repo.index()
     for entry in deletions:
         _remove_file(repo, entry.path)
         if entry.path in index:

@@ -154,7 +154,7 @@ class SyncWorker(threading.Thread):
         return all(self.repo.is_ignored(path) and not self._tracked(path) for path in job.paths)
 
     def _tracked(self, path: str) -> bool:
-        return path in self.repo.git.index
+        return path in self.repo.index()
 
     def commit_everything(self, message_for: Callable[[list[str]], list[CommitJob]]) -> Optional[pygit2.Oid]:
         """Commit every change the working tree holds (a crash left them uncommitted)."""
