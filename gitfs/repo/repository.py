@@ -113,7 +113,8 @@ class Repository:
 
     def walk_commits(self, tip: pygit2.Oid, hide: Optional[pygit2.Oid] = None) -> Iterator[tuple[pygit2.Oid, int]]:
         """(oid, committer time) of every commit reachable from tip, newest first."""
-        walker = self.git.walk(tip, pygit2.enums.SortMode.TIME)
+        # Topological too: commits made in the same second still come children first.
+        walker = self.git.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
         if hide is not None:
             walker.hide(hide)
         for commit in walker:
