@@ -2,7 +2,10 @@
 
 Threading: libgit2 objects must not be shared between threads, so every thread
 gets its own `pygit2.Repository` handle on the same clone (`self.git`). Bytes
-and plain values cross threads; pygit2 objects do not. Only the sync worker
+and plain values cross threads; pygit2 objects do not. Handles are keyed by the
+OS thread id, not kept in a threading.local: a FUSE callback arrives through
+ctypes with a fresh Python thread state each time, which empties a
+threading.local, and a new handle per call also means a cold object cache. Only the sync worker
 writes (index, commits, refs, working tree); FUSE threads only read objects.
 """
 
@@ -20,6 +23,7 @@ import pygit2
 from gitfs.repo.errors import GitCoreError, NotADirectory, PathNotFound
 
 REMOTE_NAME = "origin"
+MAX_HANDLES = 64
 KEEP_FILE = ".keep"
 GIT_DIR = ".git"
 
@@ -53,16 +57,24 @@ class Repository:
         self.path = os.path.abspath(path)
         self.workdir = self.path
         self.branch = branch
-        self._local = threading.local()
+        self._handles: dict[int, pygit2.Repository] = {}
+        self._handles_lock = threading.Lock()
 
     # -- handles -----------------------------------------------------------
 
     @property
     def git(self) -> pygit2.Repository:
         """This thread's pygit2 handle on the clone."""
-        handle = getattr(self._local, "git", None)
+        thread = threading.get_ident()
+        handle = self._handles.get(thread)
         if handle is None:
-            handle = self._local.git = pygit2.Repository(self.path)
+            handle = pygit2.Repository(self.path)
+            with self._handles_lock:
+                if len(self._handles) >= MAX_HANDLES:
+                    # libfuse ends idle threads and starts new ones: forget the oldest
+                    # handle (a thread still holding it keeps using it safely).
+                    del self._handles[next(iter(self._handles))]
+                self._handles[thread] = handle
         return handle
 
     def index(self) -> pygit2.Index:
