@@ -1,0 +1,767 @@
+#!/usr/bin/env python3
+"""GitFS benchmark: `make bench` (= python3 bench/run.py [--quick] [--commits N]).
+
+One run, side by side with baselines taken on the same machine at the same time,
+prints a table: figure | GitFS | baseline | ratio | target.
+
+  1. a generated bare remote: N commits (17,000 by default) over ~730 days of a
+     12-file tree, written by `git fast-import`;
+  2. mount time (fresh repo_path) vs `git clone` of the same remote;
+  3. listing every day and commit folder of history/ (cold, just after mount, and
+     warm) vs `git log --format=%H%ct`;
+  4. `ls -l` of every commit folder; 5. `ls -R history/`; 6. daemon RSS;
+  7. reading a 100 MB file from current/ and history/ vs `cat` on the native disk
+     and `git cat-file blob`;
+  8. `tar x` of 1000 small files into current/: tar time, time until every file is
+     on the remote, number of commits;
+  9. `find current/ -type f | xargs cat` on a 5,000-file tree vs a native copy.
+
+Standard library only, plus `git`, `tar`, `cat`, `find`, `xargs` and `fusermount3`.
+Everything lives under one temporary directory, removed at the end; every mount
+is unmounted in a `finally`. Operations that touch a mount run in a child process
+with a timeout, so that a hung mount cannot hang the benchmark.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from importlib import metadata
+from typing import Callable, Optional
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BRANCH = "main"
+FILES_IN_TREE = 12
+DAYS = 730
+BIG_MB = 100
+TAR_FILES = 1000
+SMALL_TREE_FILES = 5000
+OP_TIMEOUT = 600.0  # seconds for one operation on a mount before it counts as hung
+MB = 1_000_000
+
+
+# -- operations on a mount, run in a child process (see --op) --------------------------
+
+def op_list(history: str) -> dict:
+    """listdir(history) then listdir of every day."""
+    start = time.perf_counter()
+    days = os.listdir(history)
+    commits = 0
+    for day in days:
+        commits += len(os.listdir(os.path.join(history, day)))
+    return {"seconds": time.perf_counter() - start, "days": len(days), "commits": commits}
+
+
+def op_lsl(history: str) -> dict:
+    """`ls -l` of every day: listdir and lstat of every commit folder."""
+    start = time.perf_counter()
+    days = os.listdir(history)
+    commits = 0
+    for day in days:
+        folder = os.path.join(history, day)
+        for name in os.listdir(folder):
+            os.lstat(os.path.join(folder, name))
+            commits += 1
+    return {"seconds": time.perf_counter() - start, "days": len(days), "commits": commits}
+
+
+def op_lsr(history: str) -> dict:
+    """`ls -R` (with an lstat of every entry): os.walk of the whole tree."""
+    start = time.perf_counter()
+    entries = 0
+    for top, dirs, files in os.walk(history):
+        for name in dirs + files:
+            os.lstat(os.path.join(top, name))
+            entries += 1
+    return {"seconds": time.perf_counter() - start, "entries": entries}
+
+
+def op_sha256(path: str) -> dict:
+    import hashlib
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return {"sha256": digest.hexdigest()}
+
+
+def op_rtt(root: str) -> dict:
+    """Mean seconds of one FUSE round trip: lstat of a missing name (never cached by the kernel here)."""
+    missing, calls = os.path.join(root, "no-such-name"), 5000
+    start = time.perf_counter()
+    for _ in range(calls):
+        try:
+            os.lstat(missing)
+        except FileNotFoundError:
+            pass
+    return {"seconds": (time.perf_counter() - start) / calls}
+
+
+OPS = {"rtt": op_rtt, "list": op_list, "lsl": op_lsl, "lsr": op_lsr, "sha256": op_sha256}
+
+
+def run_op(name: str, path: str, timeout: float = OP_TIMEOUT) -> dict:
+    result = subprocess.run([sys.executable, os.path.abspath(__file__), "--op", name, path],
+                            capture_output=True, text=True, timeout=timeout)
+    if result.returncode != 0:
+        raise RuntimeError(f"{name} {path} failed: {result.stderr.strip().splitlines()[-1:]}")
+    return json.loads(result.stdout)
+
+
+# -- helpers ---------------------------------------------------------------------
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.tmp = tempfile.mkdtemp(prefix="gitfs-bench-")
+        self.home = os.path.join(self.tmp, "home")
+        os.makedirs(self.home)
+        self.env = dict(os.environ)
+        self.env.update({
+            "HOME": self.home, "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.path.join(self.home, ".gitconfig"),
+            "GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
+            "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@example.com",
+            "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        })
+        self.rows: list[tuple[str, str, str, str, str]] = []
+        self.notes: list[str] = []
+        self.problems: list[str] = []
+        self.mounts: list[Mount] = []
+        self.can_drop = self._try_drop_caches()
+
+    # shell-ish
+    def git(self, *args, cwd=None, stdin=None, capture=True) -> str:
+        result = subprocess.run(["git", *args], cwd=cwd, input=stdin, env=self.env,
+                                stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        if result.returncode != 0:
+            raise RuntimeError(f"git {' '.join(map(str, args[:3]))} failed: {result.stderr.decode(errors='replace')}")
+        return result.stdout.decode() if capture else ""
+
+    def sh(self, command: str, timeout: float = OP_TIMEOUT) -> float:
+        """Wall time of a shell command (stdout to /dev/null unless redirected)."""
+        start = time.perf_counter()
+        result = subprocess.run(["bash", "-c", command], env=self.env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, timeout=timeout)
+        elapsed = time.perf_counter() - start
+        if result.returncode != 0:
+            raise RuntimeError(f"{command!r} failed: {result.stderr.decode(errors='replace').strip()}")
+        return elapsed
+
+    def path(self, *parts) -> str:
+        return os.path.join(self.tmp, *parts)
+
+    @staticmethod
+    def _try_drop_caches() -> bool:
+        try:
+            os.sync()
+            with open("/proc/sys/vm/drop_caches", "w") as handle:
+                handle.write("3\n")
+            return True
+        except OSError:
+            return False
+
+    def drop_caches(self) -> None:
+        if self.can_drop:
+            self._try_drop_caches()
+
+    def cache_word(self) -> str:
+        return "cold cache" if self.can_drop else "warm: cannot drop caches"
+
+    def row(self, figure, gitfs, baseline, ratio, target) -> None:
+        self.rows.append((figure, gitfs, baseline, ratio, target))
+        print(f"  {figure}: {gitfs} | {baseline} | {ratio} | {target}", flush=True)
+
+    def problem(self, text: str) -> None:
+        self.problems.append(text)
+        print(f"  PROBLEM: {text}", flush=True)
+
+    def cleanup(self) -> None:
+        for mount in reversed(self.mounts):
+            mount.unmount(quiet=True)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def median_of(runs: int, measure: Callable[[], float], before: Optional[Callable[[], None]] = None) -> float:
+    values = []
+    for _ in range(runs):
+        if before:
+            before()
+        values.append(measure())
+    return statistics.median(values)
+
+
+def secs(value: Optional[float]) -> str:
+    if value is None:
+        return "—"
+    return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
+
+
+def mbps(value: float) -> str:
+    return f"{value:.0f} MB/s"
+
+
+def verdict(ok: Optional[bool]) -> str:
+    return "" if ok is None else (" ok" if ok else " MISS")
+
+
+def ratio_x(gitfs: Optional[float], base: Optional[float]) -> str:
+    if gitfs is None or not base:
+        return "—"
+    return f"{gitfs / base:.2f}×"
+
+
+def fmt_mb(kb: Optional[int]) -> str:
+    return "—" if kb is None else f"{kb / 1024:.1f} MB"
+
+
+# -- one GitFS mount ---------------------------------------------------------------
+
+class Mount:
+    def __init__(self, bench: Bench, remote: str, name: str, options: str = ""):
+        self.bench = bench
+        self.remote = remote
+        self.name = name
+        self.point = bench.path("mnt", name)
+        self.repo_path = bench.path("clones", name)
+        self.log = bench.path("logs", name + ".log")
+        self.options = options
+        self.pid: Optional[int] = None
+        self.mounted = False
+        for folder in (self.point, os.path.dirname(self.repo_path), os.path.dirname(self.log)):
+            os.makedirs(folder, exist_ok=True)
+
+    @property
+    def current(self) -> str:
+        return os.path.join(self.point, "current")
+
+    @property
+    def history(self) -> str:
+        return os.path.join(self.point, "history")
+
+    def mount(self) -> float:
+        """Seconds until `gitfs` returns (the mount is ready)."""
+        opts = f"repo_path={self.repo_path},log={self.log},log_level=warning"
+        if self.options:
+            opts += "," + self.options
+        command = [sys.executable, "-m", "gitfs", self.remote, self.point, "-o", opts]
+        self.bench.mounts.append(self)
+        start = time.perf_counter()
+        result = subprocess.run(command, cwd=ROOT, env=self.bench.env, capture_output=True, text=True,
+                                timeout=300)
+        elapsed = time.perf_counter() - start
+        if result.returncode != 0:
+            self.bench.mounts.remove(self)
+            raise RuntimeError(f"gitfs mount failed ({result.returncode}): {result.stderr.strip()}")
+        self.mounted = True
+        self.pid = self._find_daemon()
+        return elapsed
+
+    def _find_daemon(self) -> Optional[int]:
+        """The daemon: a process whose argv holds `gitfs` and this mount point (like pgrep -f)."""
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == os.getpid():
+                continue
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                    argv = handle.read().split(b"\0")
+            except OSError:
+                continue
+            if self.point.encode() in argv and b"gitfs" in argv:
+                return int(entry)
+        return None
+
+    def rss_kb(self, key: str = "VmRSS") -> Optional[int]:
+        """VmRSS (or VmHWM, the peak) of the daemon in kB."""
+        if self.pid is None:
+            return None
+        try:
+            with open(f"/proc/{self.pid}/status") as handle:
+                for line in handle:
+                    if line.startswith(key + ":"):
+                        return int(line.split()[1])
+        except OSError:
+            return None
+        return None
+
+    def _alive(self) -> bool:
+        if self.pid is None:
+            return False
+        try:
+            with open(f"/proc/{self.pid}/stat") as handle:
+                return handle.read().split(") ")[-1][:1] != "Z"
+        except OSError:
+            return False
+
+    def _abort_connection(self) -> None:
+        """Last resort for a hung mount: abort its FUSE connection (by device number)."""
+        try:
+            with open("/proc/self/mountinfo") as handle:
+                for line in handle:
+                    fields = line.split()
+                    if fields[4] == self.point:
+                        minor = fields[2].split(":")[1]
+                        with open(f"/sys/fs/fuse/connections/{minor}/abort", "w") as abort:
+                            abort.write("1")
+        except OSError:
+            pass
+
+    def unmount(self, quiet: bool = False, timeout: float = 60.0) -> None:
+        if not self.mounted:
+            return
+        self.mounted = False
+        if self in self.bench.mounts:
+            self.bench.mounts.remove(self)
+        fusermount = shutil.which("fusermount3") or shutil.which("fusermount") or "fusermount3"
+        result = subprocess.run([fusermount, "-u", self.point], capture_output=True, text=True, timeout=60)
+        if result.returncode != 0:
+            if not quiet:
+                self.bench.problem(f"fusermount -u {self.name}: {result.stderr.strip()}")
+            self._abort_connection()
+            subprocess.run([fusermount, "-u", "-z", self.point], capture_output=True, timeout=60)
+        deadline = time.monotonic() + timeout
+        while self._alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if self._alive():
+            if not quiet:
+                self.bench.problem(f"daemon of {self.name} (pid {self.pid}) still alive {timeout:.0f} s "
+                                   "after unmount: killed")
+            os.kill(self.pid, signal.SIGKILL)
+        self.check_log()
+
+    def check_log(self) -> None:
+        try:
+            with open(self.log, errors="replace") as handle:
+                text = handle.read()
+        except OSError:
+            return
+        if "Traceback" in text or " ERROR " in text or "CRITICAL" in text:
+            lines = [line for line in text.splitlines() if line.strip()]
+            self.bench.problem(f"the {self.name} daemon logged errors; last lines: " + " / ".join(lines[-4:]))
+
+
+# -- remotes ------------------------------------------------------------------------
+
+def generate_history_remote(bench: Bench, bare: str, commits: int) -> tuple[float, int]:
+    """N commits over ~730 days, each changing one of 12 files; (seconds, days with commits)."""
+    rng = random.Random(1234)
+    start_time = time.perf_counter()
+    bench.git("init", "-q", "--bare", "-b", BRANCH, bare)
+    now = int(time.time())
+    first_day = (now - DAYS * 86400) // 86400 * 86400
+    # Days vary: about 10 % have no commit, the others a log-normal share of them.
+    weights = [0.0 if rng.random() < 0.1 else rng.lognormvariate(0, 1) for _ in range(DAYS)]
+    day_of_commit = sorted(rng.choices(range(DAYS), weights=weights, k=commits - 1))
+    stamps = [first_day - 86400 + 43200]  # the initial commit, the day before
+    for day in day_of_commit:
+        stamps.append(first_day + day * 86400 + rng.randrange(86400))
+    stamps.sort()
+    names = [f"file{n:02d}.txt" for n in range(FILES_IN_TREE)]
+    chunks = []
+    versions = [0] * FILES_IN_TREE
+
+    def blob(index: int) -> bytes:
+        versions[index] += 1
+        text = f"{names[index]} version {versions[index]}\n" + "lorem ipsum dolor sit amet\n" * (index + 1)
+        return text.encode()
+
+    for number, stamp in enumerate(stamps, 1):
+        message = f"commit {number}\n".encode()
+        chunks.append(b"commit refs/heads/%s\nmark :%d\ncommitter Bench <bench@example.com> %d +0000\n"
+                      b"data %d\n%s" % (BRANCH.encode(), number, stamp, len(message), message))
+        changed = range(FILES_IN_TREE) if number == 1 else [rng.randrange(FILES_IN_TREE)]
+        for index in changed:
+            data = blob(index)
+            chunks.append(b"M 100644 inline %s\ndata %d\n%s\n" % (names[index].encode(), len(data), data))
+        chunks.append(b"\n")
+    bench.git("fast-import", "--quiet", cwd=bare, stdin=b"".join(chunks), capture=False)
+    elapsed = time.perf_counter() - start_time
+    days = {time.strftime("%Y-%m-%d", time.localtime(stamp)) for stamp in stamps}
+    return elapsed, len(days)
+
+
+def make_files_remote(bench: Bench, bare: str, work: str) -> None:
+    """big.bin (100 MB of random bytes) and tree/ (5,000 small files) in one commit."""
+    bench.git("init", "-q", "-b", BRANCH, work)
+    with open(os.path.join(work, "big.bin"), "wb") as handle:
+        for _ in range(BIG_MB):
+            handle.write(os.urandom(MB))
+    rng = random.Random(99)
+    per_dir = 100
+    for number in range(SMALL_TREE_FILES):
+        folder = os.path.join(work, "tree", f"d{number // per_dir:03d}")
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, f"f{number:05d}.txt"), "wb") as handle:
+            handle.write(rng.randbytes(rng.randrange(200, 4000)))
+    bench.git("add", "-A", cwd=work)
+    bench.git("commit", "-q", "-m", "big file and small tree", cwd=work)
+    bench.git("init", "-q", "--bare", "-b", BRANCH, bare)
+    bench.git("push", "-q", bare, BRANCH, cwd=work)
+
+
+def make_small_remote(bench: Bench, bare: str, work: str) -> None:
+    bench.git("init", "-q", "-b", BRANCH, work)
+    with open(os.path.join(work, "README"), "w") as handle:
+        handle.write("tar target\n")
+    bench.git("add", "-A", cwd=work)
+    bench.git("commit", "-q", "-m", "initial", cwd=work)
+    bench.git("init", "-q", "--bare", "-b", BRANCH, bare)
+    bench.git("push", "-q", bare, BRANCH, cwd=work)
+
+
+def make_native_shape(root: str, layout: dict[str, list[str]], files_per_commit: int) -> None:
+    """A directory tree on the native disk with history/'s shape (for ls -l / ls -R baselines)."""
+    names = [f"file{n:02d}.txt" for n in range(files_per_commit)]
+    for day, commits in layout.items():
+        for commit in commits:
+            folder = os.path.join(root, day, commit)
+            os.makedirs(folder)
+            for name in names:
+                os.close(os.open(os.path.join(folder, name), os.O_WRONLY | os.O_CREAT, 0o444))
+
+
+def history_layout(bench: Bench, bare: str) -> dict[str, list[str]]:
+    """day -> commit folder names, from git itself (local time, committer time)."""
+    layout: dict[str, list[str]] = {}
+    for line in bench.git("--git-dir", bare, "log", "--format=%H %ct", BRANCH).splitlines():
+        sha, stamp = line.split()
+        local = time.localtime(int(stamp))
+        layout.setdefault(time.strftime("%Y-%m-%d", local), []).append(
+            time.strftime("%H-%M-%S-", local) + sha[:10])
+    return layout
+
+
+# -- the sections ----------------------------------------------------------------------
+
+def bench_history(bench: Bench, commits: int) -> None:
+    print(f"[1] generating a remote with {commits} commits over ~{DAYS} days ...", flush=True)
+    bare = bench.path("remotes", "history.git")
+    gen_seconds, day_count = generate_history_remote(bench, bare, commits)
+    bench.notes.append(f"history remote: {commits} commits on {day_count} days, {FILES_IN_TREE}-file tree, "
+                       f"generated by git fast-import in {gen_seconds:.2f} s")
+    layout = history_layout(bench, bare)
+    expected_commits = sum(len(v) for v in layout.values())
+
+    # 2. mount time vs git clone (3 fresh clones each); each mount also gives one cold listing.
+    print("[2] mount time vs git clone; [3] cold listing after each mount ...", flush=True)
+    runs = 3
+    clone_times = []
+    for run in range(runs):
+        target = bench.path("clones", f"plain-{run}")
+        start = time.perf_counter()
+        bench.git("clone", "-q", bare, target, capture=False)
+        clone_times.append(time.perf_counter() - start)
+        shutil.rmtree(target)
+    mount_times, cold_lists = [], []
+    mount = None
+    for run in range(runs):
+        mount = Mount(bench, bare, f"history-{run}")
+        mount_times.append(mount.mount())
+        listed = run_op("list", mount.history)
+        cold_lists.append(listed["seconds"])
+        if (listed["days"], listed["commits"]) != (len(layout), expected_commits):
+            bench.problem(f"history/ lists {listed['days']} days and {listed['commits']} commits; "
+                          f"git says {len(layout)} and {expected_commits}")
+        if run < runs - 1:
+            mount.unmount()
+            shutil.rmtree(mount.repo_path, ignore_errors=True)
+    assert mount is not None
+    clone_s, mount_s = statistics.median(clone_times), statistics.median(mount_times)
+    bench.row("mount (fresh repo_path) vs git clone, median of 3", secs(mount_s), secs(clone_s),
+              ratio_x(mount_s, clone_s), f"≤ clone + 1 s{verdict(mount_s <= clone_s + 1)}")
+
+    # 3. listing, cold (above) and warm, vs git log.
+    gitlog = median_of(3, lambda: timed_git_log(bench, bare))
+    rss_listing = mount.rss_kb()
+    cold = statistics.median(cold_lists)
+    warm = median_of(3, lambda: run_op("list", mount.history)["seconds"])
+    bench.row(f"list every day+commit dir, cold (just mounted), median of {runs}", secs(cold),
+              f"{secs(gitlog)} git log", ratio_x(cold, gitlog),
+              f"≤ 3× and ≤ 0.3 s{verdict(cold <= 3 * gitlog and cold <= 0.3)}")
+    bench.row("list every day+commit dir, warm, median of 3", secs(warm), f"{secs(gitlog)} git log",
+              ratio_x(warm, gitlog), f"≤ 3× and ≤ 0.1 s{verdict(warm <= 3 * gitlog and warm <= 0.1)}")
+    rss_listing2 = mount.rss_kb()
+    rtt = median_of(3, lambda: run_op("rtt", mount.point)["seconds"])
+    rtt_native = median_of(3, lambda: run_op("rtt", bench.tmp)["seconds"])
+    bench.row("one FUSE round trip (lstat of a missing name at /), mean", f"{rtt * 1e6:.0f} µs",
+              f"{rtt_native * 1e6:.1f} µs native", ratio_x(rtt, rtt_native), "(the floor per call)")
+
+    # 4. ls -l: vs the same on a native tree of the same shape.
+    print("[4] ls -l of every commit folder ...", flush=True)
+    native = bench.path("native-history")
+    start = time.perf_counter()
+    make_native_shape(native, layout, FILES_IN_TREE)
+    bench.notes.append(f"native tree of history/'s shape ({expected_commits} × {FILES_IN_TREE} empty files) "
+                       f"made in {time.perf_counter() - start:.1f} s for the ls -l / ls -R baselines (warm)")
+    lsl_first = run_op("lsl", mount.history)["seconds"]
+    lsl = median_of(3, lambda: run_op("lsl", mount.history)["seconds"])
+    lsl_native = median_of(3, lambda: run_op("lsl", native)["seconds"])
+    bench.row("ls -l of every commit dir (listdir+lstat), first", secs(lsl_first), f"{secs(lsl_native)} native",
+              ratio_x(lsl_first, lsl_native), f"≤ 1 s{verdict(lsl_first <= 1)}")
+    bench.row("ls -l of every commit dir, again, median of 3", secs(lsl), f"{secs(lsl_native)} native",
+              ratio_x(lsl, lsl_native), f"≤ 1 s{verdict(lsl <= 1)}")
+    rss_lsl = mount.rss_kb()
+
+    # 5. ls -R: single runs (expensive); a second run for the memory figure.
+    print("[5] ls -R history/ (single run) ...", flush=True)
+    lsr = run_op("lsr", mount.history)
+    lsr_native = run_op("lsr", native)
+    expected_entries = len(layout) + expected_commits * (1 + FILES_IN_TREE)
+    if lsr["entries"] != expected_entries:
+        bench.problem(f"ls -R history/ saw {lsr['entries']} entries, expected {expected_entries}")
+    bench.row(f"ls -R history/ ({lsr['entries']} entries), single run", secs(lsr["seconds"]),
+              f"{secs(lsr_native['seconds'])} native", ratio_x(lsr["seconds"], lsr_native["seconds"]),
+              f"≤ 10 s{verdict(lsr['seconds'] <= 10)}")
+    rss_lsr = mount.rss_kb()
+    second = None
+    if lsr["seconds"] <= 90 or not bench.args.quick:
+        print("[5] ls -R history/ again (memory growth) ...", flush=True)
+        second = run_op("lsr", mount.history)
+        bench.row("ls -R history/, second run", secs(second["seconds"]), f"{secs(lsr_native['seconds'])} native",
+                  ratio_x(second["seconds"], lsr_native["seconds"]), f"≤ 10 s{verdict(second['seconds'] <= 10)}")
+    rss_lsr2 = mount.rss_kb()
+
+    # 6. memory of the daemon.
+    bench.row("daemon RSS after cold listing", fmt_mb(rss_listing), "—", "—", "")
+    bench.row("daemon RSS after 3 more listings", fmt_mb(rss_listing2), "—",
+              growth(rss_listing2, rss_listing), "no growth")
+    bench.row("daemon RSS after ls -l ×4", fmt_mb(rss_lsl), "—", "—", "")
+    ok = rss_lsr is not None and rss_lsr <= 80 * 1024
+    bench.row("daemon RSS after ls -R history/", fmt_mb(rss_lsr), "—", "—", f"≤ 80 MB{verdict(ok)}")
+    if second is not None:
+        ok = rss_lsr2 is not None and rss_lsr is not None and rss_lsr2 <= rss_lsr * 1.05 + 2048
+        bench.row("daemon RSS after a second ls -R", fmt_mb(rss_lsr2), "—", growth(rss_lsr2, rss_lsr),
+                  f"no growth{verdict(ok)}")
+    bench.row("daemon peak RSS (VmHWM) over the history figures", fmt_mb(mount.rss_kb("VmHWM")), "—", "—", "")
+    mount.unmount()
+    shutil.rmtree(native, ignore_errors=True)
+
+
+def growth(after: Optional[int], before: Optional[int]) -> str:
+    if after is None or before is None:
+        return "—"
+    return f"{(after - before) / 1024:+.1f} MB"
+
+
+def timed_git_log(bench: Bench, bare: str) -> float:
+    start = time.perf_counter()
+    result = subprocess.run(["git", "--git-dir", bare, "log", "--format=%H%ct", BRANCH], env=bench.env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - start
+    if result.returncode != 0:
+        raise RuntimeError("git log failed")
+    return elapsed
+
+
+def bench_files(bench: Bench) -> None:
+    print(f"[7] making a remote with a {BIG_MB} MB file and {SMALL_TREE_FILES} small files ...", flush=True)
+    bare, work = bench.path("remotes", "files.git"), bench.path("files-work")
+    make_files_remote(bench, bare, work)
+    mount = Mount(bench, bare, "files")
+    mount.mount()
+    rss_start = mount.rss_kb()
+    native_big = os.path.join(work, "big.bin")
+    size_mb = os.path.getsize(native_big) / MB
+    blob = bench.git("-C", mount.repo_path, "rev-parse", f"{BRANCH}:big.bin").strip()
+    day = sorted(os.listdir(mount.history))[-1]
+    commit_dir = os.path.join(mount.history, day, sorted(os.listdir(os.path.join(mount.history, day)))[-1])
+    history_big = os.path.join(commit_dir, "big.bin")
+    current_big = os.path.join(mount.current, "big.bin")
+    cache = bench.cache_word()
+
+    # from current/ vs cat on the native disk, both after dropping caches.
+    native_s = median_of(3, lambda: bench.sh(f"cat '{native_big}' > /dev/null"), bench.drop_caches)
+    current_s = median_of(3, lambda: bench.sh(f"cat '{current_big}' > /dev/null"), bench.drop_caches)
+    bench.row(f"read {BIG_MB} MB from current/ ({cache}), median of 3", mbps(size_mb / current_s),
+              f"{mbps(size_mb / native_s)} cat native", f"{native_s / current_s:.0%}",
+              f"≥ 50 %{verdict(native_s / current_s >= 0.5)}")
+    # from history/ vs git cat-file; the first read once (then the page cache has it), the second median of 3.
+    catfile_s = median_of(3, lambda: bench.sh(f"git -C '{mount.repo_path}' cat-file blob {blob} > /dev/null"),
+                          bench.drop_caches)
+    bench.drop_caches()
+    first_s = bench.sh(f"cat '{history_big}' > /dev/null")
+    rss_history = mount.rss_kb()
+    again_s = median_of(3, lambda: bench.sh(f"cat '{history_big}' > /dev/null"))
+    bench.row(f"read {BIG_MB} MB from history/, first read ({cache}), single run", mbps(size_mb / first_s),
+              f"{mbps(size_mb / catfile_s)} git cat-file", f"{catfile_s / first_s:.0%}",
+              f"≥ 50 %{verdict(catfile_s / first_s >= 0.5)}")
+    bench.row("read it again from history/ (page cache), median of 3", mbps(size_mb / again_s),
+              f"{mbps(size_mb / catfile_s)} git cat-file", f"{catfile_s / again_s:.0%}",
+              f"page cache{verdict(again_s < first_s / 2)}")
+    bench.row("daemon RSS after the history/ reads (files closed)", fmt_mb(mount.rss_kb()), "—",
+              growth(mount.rss_kb(), rss_start), "")
+    bench.row("daemon peak RSS (VmHWM) during the 100 MB reads", fmt_mb(mount.rss_kb("VmHWM")), "—", "—", "")
+    if rss_history is not None and rss_start is not None:
+        bench.notes.append(f"files mount RSS: {fmt_mb(rss_start)} after mount, {fmt_mb(rss_history)} just after "
+                           "the first history/ read of the big file")
+    # correctness of what was read (outside the timings)
+    want = run_op("sha256", native_big)["sha256"]
+    for label, path in (("current/", current_big), ("history/", history_big)):
+        if run_op("sha256", path)["sha256"] != want:
+            bench.problem(f"{label}big.bin differs from the committed bytes")
+
+    # 9. find | xargs cat on 5,000 small files.
+    print(f"[9] find | xargs cat on {SMALL_TREE_FILES} files ...", flush=True)
+    native_tree, gitfs_tree = os.path.join(work, "tree"), os.path.join(mount.current, "tree")
+    command = "find '{}' -type f | xargs cat > /dev/null"
+    for label, before in ((cache, bench.drop_caches), ("warm", None)):
+        if label == "warm":
+            bench.sh(command.format(gitfs_tree)), bench.sh(command.format(native_tree))
+        native_s = median_of(3, lambda: bench.sh(command.format(native_tree)), before)
+        gitfs_s = median_of(3, lambda: bench.sh(command.format(gitfs_tree)), before)
+        bench.row(f"find current/ -type f | xargs cat, {SMALL_TREE_FILES} files ({label}), median of 3",
+                  secs(gitfs_s), f"{secs(native_s)} native", ratio_x(gitfs_s, native_s),
+                  f"≤ 5×{verdict(gitfs_s <= 5 * native_s)}")
+    mount.unmount()
+
+
+def bench_tar(bench: Bench) -> None:
+    print(f"[8] tar x of {TAR_FILES} files into current/ (sync_timeout=1) ...", flush=True)
+    sync_timeout = 1.0
+    bare, work = bench.path("remotes", "tar.git"), bench.path("tar-work")
+    make_small_remote(bench, bare, work)
+    source = bench.path("tar-source")
+    rng = random.Random(7)
+    wanted = set()
+    for number in range(TAR_FILES):
+        relative = f"unpacked/d{number // 100:02d}/file{number:04d}.txt"
+        wanted.add(relative)
+        full = os.path.join(source, relative)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "wb") as handle:
+            handle.write(rng.randbytes(rng.randrange(100, 2000)).hex().encode())
+    archive = bench.path("files.tar")
+    subprocess.run(["tar", "cf", archive, "-C", source, "unpacked"], check=True)
+
+    def native_once() -> float:
+        target = bench.path("tar-native")
+        shutil.rmtree(target, ignore_errors=True)
+        os.makedirs(target)
+        return bench.sh(f"tar xf '{archive}' -C '{target}'")
+
+    native_s = median_of(3, native_once)
+    mount = Mount(bench, bare, "tar", f"sync_timeout={sync_timeout:g}")
+    mount.mount()
+    before = int(bench.git("--git-dir", bare, "rev-list", "--count", BRANCH))
+    tar_s = bench.sh(f"tar xf '{archive}' -C '{mount.current}'")
+    written = time.perf_counter()
+    on_remote = None
+    deadline = written + 120
+    while time.perf_counter() < deadline:
+        listed = set(bench.git("--git-dir", bare, "ls-tree", "-r", "--name-only", BRANCH).splitlines())
+        if wanted <= listed:
+            on_remote = time.perf_counter() - written
+            break
+        time.sleep(0.05)
+    # let the sync worker settle (any later commits count too)
+    last_tip, stable_since = None, time.perf_counter()
+    while time.perf_counter() - stable_since < sync_timeout + 2 and time.perf_counter() < deadline:
+        tip = bench.git("--git-dir", bare, "rev-parse", BRANCH).strip()
+        if tip != last_tip:
+            last_tip, stable_since = tip, time.perf_counter()
+        time.sleep(0.1)
+    commits = int(bench.git("--git-dir", bare, "rev-list", "--count", BRANCH)) - before
+    bench.row(f"tar x of {TAR_FILES} files into current/ (tar time; single run)", secs(tar_s),
+              f"{secs(native_s)} native (median of 3)", ratio_x(tar_s, native_s),
+              f"≤ 10×{verdict(tar_s <= 10 * native_s)}")
+    if on_remote is None:
+        bench.problem(f"not every tar file reached the remote within {deadline - written:.0f} s")
+    bench.row(f"  … until all {TAR_FILES} files are on the remote (from tar's end)", secs(on_remote), "—", "—",
+              f"≤ {sync_timeout + 2:g} s{verdict(on_remote is not None and on_remote <= sync_timeout + 2)}")
+    bench.row("  … commits created on the remote", str(commits), "—", "—", f"≤ 3{verdict(0 < commits <= 3)}")
+    mount.unmount()
+
+
+# -- main -----------------------------------------------------------------------------
+
+def machine_lines() -> list[str]:
+    version = subprocess.run([sys.executable, "-m", "gitfs", "--version"], cwd=ROOT, capture_output=True,
+                             text=True, env=dict(os.environ, PYTHONPATH=ROOT)).stdout.strip()
+
+    def package(name):
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "?"
+
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as handle:
+            cpu = next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), "?")
+    except OSError:
+        pass
+    git_version = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.strip()
+    return [
+        f"{version or 'GitFS ?'} (mfusepy {package('mfusepy')}, pygit2 {package('pygit2')}, "
+        f"Python {platform.python_version()}, {git_version})",
+        f"machine: {os.cpu_count()} cores ({cpu}), kernel {platform.release()}, {platform.machine()}",
+    ]
+
+
+def print_table(rows) -> None:
+    header = ("figure", "GitFS", "baseline", "ratio", "target")
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(5)]
+    line = " | ".join(h.ljust(w) for h, w in zip(header, widths))
+    print(line)
+    print("-+-".join("-" * w for w in widths))
+    for r in rows:
+        print(" | ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a smaller run (fewer commits): under 2 minutes")
+    parser.add_argument("--commits", type=int, help="commits in the generated history (17000; 3000 with --quick)")
+    parser.add_argument("--op", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.op:
+        print(json.dumps(OPS[args.op[0]](args.op[1])))
+        return 0
+    commits = args.commits or (3000 if args.quick else 17000)
+    header = machine_lines()
+    for line in header:
+        print(line)
+    started = time.perf_counter()
+    bench = Bench(args)
+    status = 0
+    try:
+        for section in (lambda: bench_history(bench, commits), lambda: bench_files(bench),
+                        lambda: bench_tar(bench)):
+            try:
+                section()
+            except Exception as error:  # noqa: BLE001 - report, go on with the next section
+                bench.problem(f"{type(error).__name__}: {error}")
+                for mount in list(bench.mounts):
+                    mount.unmount(quiet=True)
+                status = 1
+    finally:
+        bench.cleanup()
+    print()
+    for line in header:
+        print(line)
+    print(f"caches: {'dropped (echo 3 > /proc/sys/vm/drop_caches) where marked cold' if bench.can_drop else 'cannot drop page caches: every figure is warm'}; "
+          f"history: {commits} commits{' (--quick)' if args.quick else ''}")
+    print()
+    print_table(bench.rows)
+    print()
+    for note in bench.notes:
+        print(f"note: {note}")
+    for text in bench.problems:
+        print(f"PROBLEM: {text}")
+    print(f"total bench time {time.perf_counter() - started:.0f} s")
+    return 1 if bench.problems else status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
