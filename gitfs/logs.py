@@ -6,6 +6,7 @@ import logging
 import logging.handlers
 import os
 import sys
+import threading
 
 FORMAT = "%(asctime)s %(levelname)s %(threadName)s: %(message)s"
 SYSLOG_FORMAT = "gitfs[%(process)d]: %(threadName)s: %(message)s"
@@ -32,5 +33,15 @@ def configure(destination: str, level: str, *, foreground: bool) -> None:
         handler.setFormatter(logging.Formatter(FORMAT))
     root.addHandler(handler)
     root.setLevel(level.upper())
+    threading.excepthook = _log_thread_crash
     # mfusepy logs every errno it returns at debug level: keep that for debug=true only.
     logging.getLogger("fuse").setLevel(logging.DEBUG if level == "debug" else logging.WARNING)
+
+
+def _log_thread_crash(args) -> None:
+    """A worker that dies must say so in the log, not on a stderr nobody reads."""
+    if args.exc_type is SystemExit:
+        return
+    logging.getLogger("gitfs").critical(
+        "thread %s crashed", args.thread.name if args.thread else "?",
+        exc_info=(args.exc_type, args.exc_value, args.exc_traceback))

@@ -81,6 +81,14 @@ def check_mount_point(path: str) -> None:
         raise FatalError(f"mount point {path} is already a mount")
 
 
+def check_local_remote(url: str) -> None:
+    """A remote given as a path must exist (libgit2 would say "unsupported URL protocol")."""
+    if "://" in url or ":" in url.split("/", 1)[0]:
+        return  # a URL, or scp-like [user@]host:path
+    if not os.path.exists(url):
+        raise FatalError(f"remote {url} does not exist")
+
+
 def check_fuse() -> None:
     if not os.path.exists("/dev/fuse"):
         raise FatalError("/dev/fuse is missing: load the fuse module or install fuse3")
@@ -115,6 +123,7 @@ def prepare_clone(options: Options, credentials: remote_ops.Credentials) -> Repo
     else:
         if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
             raise FatalError(f"repo_path {path} exists and is not a GitFS clone; choose another repo_path")
+        check_local_remote(options.remote_url)
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         try:
             remote_ops.clone(options.remote_url, path, options.branch, credentials)

@@ -210,3 +210,38 @@ def mount_gitfs(tmp_path):
             problems.append(f"gitfs logged an error:\n{text}")
     if problems:
         pytest.fail("\n".join(problems))
+
+
+def commit_with(remote: Remote, prepare=None, *, message="change", date=None, gitlinks=(), push=True) -> str:
+    """Commit in the other clone whatever `prepare(work_dir)` leaves there (exec bits, symlinks,
+    deletions...), plus `gitlinks`: (path, sha) submodule entries without a .gitmodules."""
+    git("pull", "-q", "--rebase", "origin", remote.branch, cwd=remote.work, check=False)
+    if prepare is not None:
+        prepare(remote.work)
+    git("add", "-A", cwd=remote.work)
+    for path, sha in gitlinks:
+        git("update-index", "--add", "--cacheinfo", f"160000,{sha},{path}", cwd=remote.work)
+    env = None
+    if date is not None:
+        env = dict(os.environ, GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    git("commit", "-q", "-m", message, cwd=remote.work, env=env)
+    if push:
+        git("push", "-q", "origin", remote.branch, cwd=remote.work)
+    return git("rev-parse", "HEAD", cwd=remote.work).strip()
+
+
+@pytest.fixture
+def local_timezone():
+    """Set the local timezone (TZ) of this process and of the daemons it starts; restored after."""
+    saved = os.environ.get("TZ")
+
+    def set_timezone(name: str) -> None:
+        os.environ["TZ"] = name
+        time.tzset()
+
+    yield set_timezone
+    if saved is None:
+        os.environ.pop("TZ", None)
+    else:
+        os.environ["TZ"] = saved
+    time.tzset()

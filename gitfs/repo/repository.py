@@ -100,7 +100,7 @@ class Repository:
         return ref.resolve().target if ref is not None else None
 
     def set_branch_tip(self, oid: pygit2.Oid, message: str) -> None:
-        self.git.references.create(branch_ref(self.branch), oid, force=True, message=message)
+        self.git.create_reference(branch_ref(self.branch), oid, force=True, message=message)
 
     def set_remote_tip(self, oid: pygit2.Oid) -> None:
         self.git.references.create(remote_ref(self.branch), oid, force=True)

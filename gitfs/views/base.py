@@ -54,11 +54,45 @@ class View(Operations):
 class ReadOnlyView(View):
     """Every mutating call is EROFS; so is opening for writing."""
 
-    def _refuse(self, *args, **kwargs):
+    # Spelled out, with fusepy's parameter names (STYLE.md #13, tests/views/test_signatures.py).
+    def create(self, path, mode, fi=None):
         raise FuseOSError(errno.EROFS)
 
-    create = mkdir = mknod = unlink = rmdir = symlink = link = rename = _refuse
-    chmod = chown = truncate = write = utimens = setxattr = removexattr = _refuse
+    def mkdir(self, path, mode):
+        raise FuseOSError(errno.EROFS)
+
+    def mknod(self, path, mode, dev):
+        raise FuseOSError(errno.EROFS)
+
+    def unlink(self, path):
+        raise FuseOSError(errno.EROFS)
+
+    def rmdir(self, path):
+        raise FuseOSError(errno.EROFS)
+
+    def symlink(self, target, source):
+        raise FuseOSError(errno.EROFS)
+
+    def link(self, target, source):
+        raise FuseOSError(errno.EROFS)
+
+    def rename(self, old, new):
+        raise FuseOSError(errno.EROFS)
+
+    def chmod(self, path, mode):
+        raise FuseOSError(errno.EROFS)
+
+    def chown(self, path, uid, gid):
+        raise FuseOSError(errno.EROFS)
+
+    def truncate(self, path, length, fh=None):
+        raise FuseOSError(errno.EROFS)
+
+    def write(self, path, data, offset, fh):
+        raise FuseOSError(errno.EROFS)
+
+    def utimens(self, path, times=None):
+        raise FuseOSError(errno.EROFS)
 
     def open(self, path, flags):
         if is_write_open(flags):

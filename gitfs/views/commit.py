@@ -38,7 +38,16 @@ class CommitView(ReadOnlyView):
         except PathNotFound:
             raise FuseOSError(errno.ENOENT) from None
         except NotADirectory:
-            raise FuseOSError(errno.ENOTDIR) from None
+            # A submodule shows as an empty folder: a name below it is missing, not ENOTDIR.
+            code = errno.ENOENT if self._under_submodule(parts) else errno.ENOTDIR
+            raise FuseOSError(code) from None
+
+    def _under_submodule(self, parts: list[str]) -> bool:
+        for depth in range(1, len(parts)):
+            mode = self.repo.tree_item(self.commit, parts[:depth]).mode
+            if mode != FILEMODE_TREE:
+                return mode == FILEMODE_COMMIT
+        return False
 
     def getattr(self, path, fh=None):
         item = self._item(path)

@@ -1,0 +1,131 @@
+"""Layer 1: commits grouped by local day for history/ (gitfs/repo/days.py), on real repositories."""
+
+import os
+import time
+
+import pytest
+
+from conftest import Remote, git
+from gitfs.repo.days import CommitDays, day_and_name
+from gitfs.repo.repository import Repository
+
+
+def commit_time(remote, sha):
+    return int(git("log", "-1", "--format=%ct", sha, cwd=remote.work))
+
+
+def expected(remote, sha):
+    """(day, folder name) computed here, independently of gitfs: local time, committer time."""
+    local = time.localtime(commit_time(remote, sha))
+    return time.strftime("%Y-%m-%d", local), time.strftime("%H-%M-%S", local) + "-" + sha[:10]
+
+
+def days_of(remote):
+    repo = Repository(str(remote.work), remote.branch)
+    return repo, CommitDays(repo.branch_tip, repo.walk_commits, repo.is_ancestor)
+
+
+@pytest.fixture
+def dated(tmp_path, local_timezone):
+    local_timezone("UTC0")
+    remote = Remote(tmp_path / "dated")
+    remote.shas = [
+        remote.commit({"f": "1"}, "one", date="2020-01-02T09:00:00+0000"),
+        remote.commit({"f": "2"}, "two", date="2020-01-02T17:30:05+0000"),
+        remote.commit({"f": "3"}, "three", date="2020-01-05T08:00:00+0000"),
+        remote.commit({"f": "4"}, "four", date="2020-02-10T23:59:59+0000"),
+    ]
+    return remote
+
+
+def test_days_newest_first_names_oldest_first(dated):
+    _repo, days = days_of(dated)
+    assert days.days() == ["2020-02-10", "2020-01-05", "2020-01-02"]
+    one, two, three, four = (expected(dated, sha) for sha in dated.shas)
+    assert days.names("2020-01-02") == [one[1], two[1]]
+    assert days.names("2020-01-05") == [three[1]]
+    assert days.names("2020-02-10") == [four[1]]
+    assert one[1] == "09-00-00-" + dated.shas[0][:10]
+
+
+def test_commit_lookup_needs_the_right_day_and_name(dated):
+    _repo, days = days_of(dated)
+    day, name = expected(dated, dated.shas[1])
+    oid, when = days.commit(day, name)
+    assert str(oid) == dated.shas[1]
+    assert when == commit_time(dated, dated.shas[1])
+    assert days.commit("2020-01-05", name) is None  # right name, wrong day
+    assert days.commit(day, name[:-1] + ("0" if name[-1] != "0" else "1")) is None  # wrong sha
+    assert days.commit(day, "00-00-00-" + dated.shas[1][:10]) is None  # wrong time
+    assert days.commit("2019-01-01", name) is None
+
+
+def test_unknown_day_has_no_names_and_no_span(dated):
+    _repo, days = days_of(dated)
+    assert days.names("2020-01-03") is None
+    assert days.span("2020-01-03") is None
+    assert days.names("junk") is None
+
+
+def test_span_is_first_and_last_commit_time_of_the_day(dated):
+    _repo, days = days_of(dated)
+    assert days.span("2020-01-02") == (commit_time(dated, dated.shas[0]), commit_time(dated, dated.shas[1]))
+    only = commit_time(dated, dated.shas[2])
+    assert days.span("2020-01-05") == (only, only)
+
+
+def test_days_are_local_days(tmp_path, local_timezone):
+    # 02:00 UTC is 21:00 the evening before at UTC-5: the folder is that local day.
+    local_timezone("XYZ+5")
+    remote = Remote(tmp_path / "tz")
+    sha = remote.commit({"f": "1"}, date="2020-01-02T02:00:00+0000")
+    _repo, days = days_of(remote)
+    assert days.days() == ["2020-01-01"]
+    assert days.names("2020-01-01") == ["21-00-00-" + sha[:10]]
+    assert day_and_name(sha, commit_time(remote, sha)) == ("2020-01-01", "21-00-00-" + sha[:10])
+
+
+def test_committer_time_not_author_time(tmp_path, local_timezone):
+    local_timezone("UTC0")
+    remote = Remote(tmp_path / "committer")
+    env_date = "2020-06-01T12:00:00+0000"
+    git("pull", "-q", cwd=remote.work, check=False)
+    (remote.work / "f").write_text("x")
+    git("add", "f", cwd=remote.work)
+    env = dict(os.environ, GIT_AUTHOR_DATE="2001-01-01T00:00:00+0000", GIT_COMMITTER_DATE=env_date)
+    git("commit", "-q", "-m", "m", cwd=remote.work, env=env)
+    _repo, days = days_of(remote)
+    assert days.days() == ["2020-06-01"]
+
+
+def test_new_commits_appear_when_the_branch_moves(dated):
+    _repo, days = days_of(dated)
+    assert days.days()[0] == "2020-02-10"
+    sha = dated.commit({"f": "5"}, "five", date="2020-02-10T23:59:59+0000")  # same second as "four"
+    sha6 = dated.commit({"f": "6"}, "six", date="2020-03-01T00:00:01+0000")
+    assert days.days() == ["2020-03-01", "2020-02-10", "2020-01-05", "2020-01-02"]
+    assert days.names("2020-02-10") == [expected(dated, dated.shas[3])[1], expected(dated, sha)[1]]
+    assert days.names("2020-03-01") == [expected(dated, sha6)[1]]
+
+
+def test_rewritten_branch_is_reindexed(dated):
+    _repo, days = days_of(dated)
+    assert "2020-02-10" in days.days()
+    git("reset", "-q", "--hard", dated.shas[1], cwd=dated.work)
+    assert days.days() == ["2020-01-02"]
+    assert days.commit(*expected(dated, dated.shas[3])) is None
+    (dated.work / "g").write_text("new")
+    git("add", "g", cwd=dated.work)
+    env = dict(os.environ, GIT_COMMITTER_DATE="2020-01-07T10:00:00+0000")
+    git("commit", "-q", "-m", "other line", cwd=dated.work, env=env)
+    amended = git("rev-parse", "HEAD", cwd=dated.work).strip()
+    assert days.days() == ["2020-01-07", "2020-01-02"]
+    assert days.names("2020-01-07") == [expected(dated, amended)[1]]
+
+
+def test_same_second_commits_are_listed_parents_first(tmp_path, local_timezone):
+    local_timezone("UTC0")
+    remote = Remote(tmp_path / "same")
+    shas = [remote.commit({"f": str(i)}, date="2020-01-02T09:00:00+0000") for i in range(4)]
+    _repo, days = days_of(remote)
+    assert days.names("2020-01-02") == ["09-00-00-" + sha[:10] for sha in shas]
