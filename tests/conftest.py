@@ -206,6 +206,8 @@ def mount_gitfs(tmp_path):
         with contextlib.suppress(Exception):
             unmount(mount.path)
         text = mount.log_text()
+        if mount.process.stdout is not None:  # stderr of the daemon: libfuse and Python crashes
+            text += mount.process.stdout.read().decode(errors="replace")
         if "Traceback" in text or (" ERROR " in text and not mount.expect_errors):
             problems.append(f"gitfs logged an error:\n{text}")
     if problems:
