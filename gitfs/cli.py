@@ -11,6 +11,7 @@ from typing import Optional
 from gitfs import __version__
 from gitfs.errors import FatalError
 from gitfs.options import HELP, parse_options
+from gitfs.status_command import show_status
 
 
 def split_argv(argv: list[str]) -> tuple[list[str], list[str], bool]:
@@ -43,6 +44,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"GitFS {__version__}")
         return 0
     try:
+        if argv[:1] == ["status"]:
+            if len(argv) != 2:
+                raise FatalError("usage: gitfs status MOUNTPOINT")
+            return show_status(argv[1])
         positional, option_strings, foreground = split_argv(argv)
         if len(positional) != 2:
             raise FatalError("usage: gitfs REMOTE_URL MOUNTPOINT [-o option[=value],...]")

@@ -7,6 +7,7 @@ waits until the child's mount answers (or fails) before it returns.
 
 from __future__ import annotations
 
+import errno
 import grp
 import hashlib
 import logging
@@ -22,6 +23,7 @@ import time
 from typing import Optional
 
 import pygit2
+from mfusepy import FuseOSError
 
 from gitfs import logs
 from gitfs.errors import FatalError
@@ -35,14 +37,16 @@ from gitfs.repo.repository import REMOTE_NAME, Repository
 from gitfs.router import Router
 from gitfs.routes import build_routes
 from gitfs.sync.fetch_worker import FetchWorker
-from gitfs.sync.jobs import CommitJob
+from gitfs.sync.jobs import CommitJob, job_paths
 from gitfs.sync.state import SyncState
+from gitfs.sync.status import SyncStatus
 from gitfs.sync.sync_worker import SyncWorker
 from gitfs.views.base import Owner
 from gitfs.views.commit import CommitView
 from gitfs.views.current import CurrentView
 from gitfs.views.history import HistoryView
 from gitfs.views.index import IndexView
+from gitfs.views.status import StatusView
 
 log = logging.getLogger(__name__)
 
@@ -194,13 +198,15 @@ class Mount:
         self.jobs: queue.Queue = queue.Queue()
         self.state = SyncState(idle_after=max(options.min_idle_times * options.sync_timeout, 60.0))
         self.days = CommitDays(repo.branch_tip, repo.walk_commits, repo.is_ancestor)
+        self.status = SyncStatus(remote=remote_ops.redact_url(options.remote_url), branch=repo.branch,
+                                 pending=self.pending)
         self.sync_worker = SyncWorker(
             repo, self.jobs, self.state, credentials=credentials, signature=self.signature,
             writers=self.handles.writers, dirty_open_paths=self.handles.dirty_paths,
-            sync_timeout=options.sync_timeout)
+            sync_timeout=options.sync_timeout, status=self.status)
         self.fetch_worker = FetchWorker(
             repo, self.state, credentials=credentials, fetch_timeout=options.fetch_timeout,
-            idle_fetch_timeout=options.idle_fetch_timeout)
+            idle_fetch_timeout=options.idle_fetch_timeout, status=self.status)
         routes = build_routes(current_path=options.current_path, history_path=options.history_path)
         self.router = Router(routes, self.make_view, cache_size=options.cache_size, touch=self.state.touch,
                              on_init=self.start, on_destroy=self.stop)
@@ -208,31 +214,32 @@ class Mount:
     def signature(self) -> pygit2.Signature:
         return pygit2.Signature(self.options.commiter_name, self.options.commiter_email)
 
+    def pending(self) -> dict:
+        """What is not on the remote yet, for the status file."""
+        queued = list(self.sync_worker.pending) + list(self.jobs.queue)  # snapshots; the worker owns both
+        return {"commits_not_pushed": self.repo.count_ahead(),
+                "changes_not_committed": len(job_paths(queued) | set(self.handles.dirty_paths()))}
+
     def make_view(self, kind: str, prefix: str, groups: tuple):
         groups = dict(groups)
+        if kind == "status":
+            return StatusView(self.owner, self.status, self.handles, mount_time=self.mount_time)
         if kind == "current":
             extra = (self.options.history_path,) if not self.options.current_path else ()
             return CurrentView(self.owner, self.repo.workdir, self.handles, self.state, self.jobs,
                                max_size=self.options.max_size_bytes, extra_root_entries=extra)
         if kind == "index":
             return IndexView(self.owner, entries=[self.options.current_path, self.options.history_path],
-                             mount_time=self.mount_time, statfs=self._statfs)
+                             mount_time=self.mount_time, disk_path=self.repo.workdir)
         if kind == "history":
             return HistoryView(self.owner, self.days, mount_time=self.mount_time)
         if kind == "day":
             return HistoryView(self.owner, self.days, day=groups["day"], mount_time=self.mount_time)
         found = self.days.commit(groups["day"], groups["name"])
         if found is None:
-            from mfusepy import FuseOSError
-            import errno
-            raise FuseOSError(errno.ENOENT)
+            raise FuseOSError(errno.ENOENT)  # not cached: lru_cache keeps no exceptions
         commit, commit_time = found
         return CommitView(self.owner, self.repo, self.handles, commit=commit, commit_time=commit_time)
-
-    def _statfs(self, path):
-        st = os.statvfs(self.repo.workdir)
-        return {key: getattr(st, key) for key in ("f_bavail", "f_bfree", "f_blocks", "f_bsize", "f_favail",
-                                                   "f_ffree", "f_files", "f_flag", "f_frsize", "f_namemax")}
 
     def start(self) -> None:
         """FUSE init: after any fork, so the threads live in the mounting process."""

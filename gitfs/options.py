@@ -198,6 +198,7 @@ def _fill_defaults(options: Options) -> None:
 
 HELP = """\
 usage: gitfs REMOTE_URL MOUNTPOINT [-o option[=value],...]
+       gitfs status MOUNTPOINT
 
 Mount a Git remote: MOUNTPOINT/current is the branch (read-write, every change
 becomes a commit that is pushed), MOUNTPOINT/history has one read-only folder

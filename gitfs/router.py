@@ -122,6 +122,8 @@ class Router(Operations):
         fi.fh = view.open(relative, fi.flags)
         if getattr(view, "kernel_cache", False):
             fi.keep_cache = 1  # immutable history: keep pages across opens
+        if getattr(view, "direct_io", False):
+            fi.direct_io = 1  # generated content whose size is not known at stat time
         return 0
 
     def create(self, path, mode, fi=None):

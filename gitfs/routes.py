@@ -10,17 +10,19 @@ from dataclasses import dataclass
 from typing import Pattern
 
 BOUNDARY = r"(?=/|$)"
+STATUS_DIR = ".gitfs"  # MOUNTPOINT/.gitfs/status, not listed, opens by name
 
 
 @dataclass(frozen=True)
 class Route:
     pattern: Pattern[str]
-    kind: str  # "commit", "day", "history", "current" or "index"
+    kind: str  # "status", "commit", "day", "history", "current" or "index"
 
 
 def build_routes(*, current_path: str, history_path: str) -> list[Route]:
     history = re.escape(history_path)
     table = [
+        (rf"^/{re.escape(STATUS_DIR)}{BOUNDARY}", "status"),
         (rf"^/{history}/(?P<day>\d{{4}}-\d{{2}}-\d{{2}})/(?P<name>\d{{2}}-\d{{2}}-\d{{2}}-[0-9a-f]{{10}}){BOUNDARY}", "commit"),
         (rf"^/{history}/(?P<day>[^/]+){BOUNDARY}", "day"),
         (rf"^/{history}{BOUNDARY}", "history"),

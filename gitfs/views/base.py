@@ -26,6 +26,14 @@ class Owner:
     gid: int
 
 
+def statvfs_dict(path: str) -> dict:
+    """statfs figures of the disk that holds path (the clone's), as fusepy wants them."""
+    st = os.statvfs(path)
+    return {key: getattr(st, key) for key in (
+        "f_bavail", "f_bfree", "f_blocks", "f_bsize", "f_favail", "f_ffree",
+        "f_files", "f_flag", "f_frsize", "f_namemax")}
+
+
 def is_write_open(flags: int) -> bool:
     return bool(flags & WRITE_FLAGS)
 
@@ -137,7 +145,4 @@ class PassthroughView(View):
         return 0
 
     def statfs(self, path):
-        st = os.statvfs(self.full(path))
-        return {key: getattr(st, key) for key in (
-            "f_bavail", "f_bfree", "f_blocks", "f_bsize", "f_favail", "f_ffree",
-            "f_files", "f_flag", "f_frsize", "f_namemax")}
+        return statvfs_dict(self.full(path))

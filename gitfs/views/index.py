@@ -6,15 +6,15 @@ import errno
 
 from mfusepy import FuseOSError
 
-from gitfs.views.base import Owner, ReadOnlyView, directory_stat
+from gitfs.views.base import Owner, ReadOnlyView, directory_stat, statvfs_dict
 
 
 class IndexView(ReadOnlyView):
-    def __init__(self, owner: Owner, *, entries: list[str], mount_time: int, statfs=None):
+    def __init__(self, owner: Owner, *, entries: list[str], mount_time: int, disk_path: str | None = None):
         super().__init__(owner)
         self.entries = entries
         self.mount_time = mount_time
-        self._statfs = statfs
+        self.disk_path = disk_path  # the clone: `df MOUNTPOINT` shows its disk
 
     def getattr(self, path, fh=None):
         if path != "/":
@@ -25,4 +25,4 @@ class IndexView(ReadOnlyView):
         return [".", "..", *self.entries]
 
     def statfs(self, path):
-        return self._statfs("/") if self._statfs else {}
+        return statvfs_dict(self.disk_path) if self.disk_path else {}
