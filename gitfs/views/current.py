@@ -110,7 +110,9 @@ class CurrentView(PassthroughView):
             return 0
         os.close(open_file.fd)
         if open_file.message is not None:
-            self._queue(open_file.message, add=[open_file.path])
+            # Named after the path at release: the file may have been renamed while open.
+            verb = open_file.message.split(" ", 1)[0]
+            self._queue(f"{verb} {open_file.path}", add=[open_file.path])
         return 0
 
     # -- names ---------------------------------------------------------------------
@@ -140,7 +142,8 @@ class CurrentView(PassthroughView):
             if names:
                 os.unlink(os.path.join(full, KEEP_FILE))
             os.rmdir(full)
-            self._queue(f"Delete the {path} directory", remove=[f"{path}/{KEEP_FILE}"])
+            if names:  # without a .keep git never had it (rm -rf removed its files already)
+                self._queue(f"Delete the {path} directory", remove=[f"{path}/{KEEP_FILE}"])
 
     def rename(self, old, new):
         self._refuse_git_dir(old, new)

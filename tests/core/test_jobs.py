@@ -1,0 +1,62 @@
+"""Layer 1: commit jobs and the batch message (gitfs/sync/jobs.py), pure values."""
+
+import dataclasses
+
+import pytest
+
+from gitfs.sync.jobs import CommitJob, batch_message, job_paths
+
+
+def test_one_job_keeps_its_message_verbatim():
+    assert batch_message([CommitJob("Update /new_file", add=("new_file",))]) == "Update /new_file"
+    assert batch_message([CommitJob("Rename /a to /b", add=("b",), remove=("a",))]) == "Rename /a to /b"
+
+
+def test_ten_new_files():
+    jobs = [CommitJob(f"Update /f{n}", add=(f"f{n}",)) for n in range(10)]
+    assert batch_message(jobs) == "Update 10 items. Added 10 items."
+
+
+def test_added_and_removed_counts_per_job_union_for_updated():
+    # The original's unit test: add [p1, p2] + remove [p2].
+    jobs = [CommitJob("one", add=("p1", "p2")), CommitJob("two", remove=("p2",))]
+    assert batch_message(jobs) == "Update 2 items. Added 2 items. Removed 1 items."
+
+
+def test_same_path_twice_counts_once_as_updated_and_twice_as_added():
+    # write + fsync of one file in the original.
+    jobs = [CommitJob("Update /f", add=("f",)), CommitJob("Fsync /f", add=("f",))]
+    assert batch_message(jobs) == "Update 1 items. Added 2 items."
+
+
+def test_removals_only_omit_the_added_part():
+    jobs = [CommitJob("Delete the /a directory", remove=("a/.keep",)),
+            CommitJob("Delete the /a/b directory", remove=("a/b/.keep",))]
+    assert batch_message(jobs) == "Update 2 items. Removed 2 items."
+
+
+def test_mkdir_p_three_levels():
+    jobs = [CommitJob(f"Create the /{d} directory", add=(f"{d}/.keep",)) for d in ("a", "a/b", "a/b/c")]
+    assert batch_message(jobs) == "Update 3 items. Added 3 items."
+
+
+def test_duplicate_paths_inside_one_job_count_once():
+    assert batch_message([CommitJob("x", add=("a", "a")), CommitJob("y", add=("b",))]) == \
+        "Update 2 items. Added 2 items."
+
+
+def test_jobs_with_no_paths_say_zero_items():
+    assert batch_message([CommitJob("x"), CommitJob("y")]) == "Update 0 items."
+
+
+def test_job_paths_strip_slashes_and_merge():
+    jobs = [CommitJob("a", add=("/x", "y/")), CommitJob("b", remove=("x",))]
+    assert job_paths(jobs) == {"x", "y"}
+
+
+def test_commit_job_is_a_frozen_value():
+    job = CommitJob("m", add=("a",), remove=("b",))
+    assert job.paths == ("a", "b")
+    assert job == CommitJob("m", add=("a",), remove=("b",))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        job.message = "other"

@@ -1,0 +1,410 @@
+"""Layer 2: CurrentView called directly, on a real clone, with a real queue and SyncState.
+
+No FUSE and no sync worker: each test performs operations as FUSE would call them
+and asserts on the working tree and on the CommitJobs queued for the sync worker.
+"""
+
+import errno
+import os
+import queue
+import stat
+import threading
+
+import pytest
+from mfusepy import FuseOSError
+
+from conftest import git
+from gitfs.handles import HandleTable
+from gitfs.sync.jobs import CommitJob
+from gitfs.sync.state import SyncState
+from gitfs.views.base import Owner
+from gitfs.views.current import CurrentView
+
+MiB = 1024 * 1024
+
+
+@pytest.fixture
+def clone(remote, tmp_path):
+    path = tmp_path / "clone"
+    git("clone", "-q", str(remote.bare), str(path))
+    return path
+
+
+@pytest.fixture
+def jobs():
+    return queue.Queue()
+
+
+@pytest.fixture
+def handles():
+    return HandleTable()
+
+
+@pytest.fixture
+def view(clone, jobs, handles):
+    return CurrentView(Owner(1234, 5678), str(clone), handles, SyncState(idle_after=60, freeze_timeout=0.2),
+                       jobs, max_size=MiB)
+
+
+def queued(jobs):
+    items = []
+    while True:
+        try:
+            items.append(jobs.get_nowait())
+        except queue.Empty:
+            return items
+
+
+def write_file(view, path, data, flags=os.O_WRONLY | os.O_CREAT | os.O_TRUNC):
+    fh = view.create(path, 0o644, flags) if flags & os.O_CREAT else view.open(path, flags)
+    if data:
+        view.write(path, data, 0, fh)
+    view.release(path, fh)
+
+
+def refused(call, *args, codes=(errno.EACCES, errno.EPERM)):
+    with pytest.raises(FuseOSError) as raised:
+        call(*args)
+    assert raised.value.errno in codes
+    return raised.value.errno
+
+
+# -- files -----------------------------------------------------------------------
+
+def test_create_and_write_queue_one_update_at_release(view, jobs, clone):
+    fh = view.create("/new", 0o644, os.O_WRONLY)
+    assert view.write("/new", b"hello\n", 0, fh) == 6
+    assert queued(jobs) == []  # nothing before release: the file is still being written
+    view.release("/new", fh)
+    assert queued(jobs) == [CommitJob("Update /new", add=("new",))]
+    assert (clone / "new").read_bytes() == b"hello\n"
+
+
+def test_create_without_write_is_created(view, jobs, clone):
+    fh = view.create("/empty", 0o644, os.O_WRONLY)
+    view.release("/empty", fh)
+    assert queued(jobs) == [CommitJob("Created /empty", add=("empty",))]
+    assert (clone / "empty").read_bytes() == b""
+
+
+def test_open_for_writing_without_a_write_queues_nothing(view, jobs):
+    fh = view.open("/testing", os.O_WRONLY)
+    view.release("/testing", fh)
+    fh = view.open("/testing", os.O_RDONLY)
+    view.release("/testing", fh)
+    assert queued(jobs) == []
+
+
+def test_open_with_o_trunc_is_an_update(view, jobs, clone):
+    fh = view.open("/testing", os.O_WRONLY | os.O_TRUNC)
+    view.release("/testing", fh)
+    assert queued(jobs) == [CommitJob("Update /testing", add=("testing",))]
+    assert (clone / "testing").read_bytes() == b""
+
+
+def test_append_writes_at_the_offset_given(view, jobs, clone):
+    # The kernel computes append offsets; the view writes where it is told.
+    fh = view.open("/testing", os.O_WRONLY | os.O_APPEND)
+    size = (clone / "testing").stat().st_size
+    view.write("/testing", b"more\n", size, fh)
+    view.release("/testing", fh)
+    assert (clone / "testing").read_bytes() == b"just testing around here\nmore\n"
+    assert queued(jobs) == [CommitJob("Update /testing", add=("testing",))]
+
+
+def test_read_through_a_handle(view):
+    fh = view.open("/testing", os.O_RDONLY)
+    assert view.read("/testing", 4, 5, fh) == b"test"
+    view.release("/testing", fh)
+
+
+def test_truncate(view, jobs, clone):
+    view.truncate("/testing", 4)
+    assert (clone / "testing").read_bytes() == b"just"
+    assert queued(jobs) == [CommitJob("Update /testing", add=("testing",))]
+
+
+def test_unlink(view, jobs, clone):
+    view.unlink("/testing")
+    assert not (clone / "testing").exists()
+    assert queued(jobs) == [CommitJob("Deleted /testing", remove=("testing",))]
+
+
+def test_unlink_of_a_missing_file_is_enoent_and_queues_nothing(view, jobs):
+    with pytest.raises(FileNotFoundError):
+        view.unlink("/missing")
+    assert queued(jobs) == []
+
+
+def test_mknod_of_a_regular_file_and_refusal_of_a_fifo(view, jobs, clone):
+    view.mknod("/node", stat.S_IFREG | 0o644, 0)
+    assert (clone / "node").is_file()
+    assert queued(jobs) == [CommitJob("Created /node", add=("node",))]
+    refused(view.mknod, "/fifo", stat.S_IFIFO | 0o644, 0)
+    assert not (clone / "fifo").exists()
+    assert queued(jobs) == []
+
+
+# -- directories -----------------------------------------------------------------------
+
+def test_mkdir_writes_a_keep_and_queues_it(view, jobs, clone):
+    view.mkdir("/dir", 0o755)
+    assert (clone / "dir/.keep").is_file()
+    assert queued(jobs) == [CommitJob("Create the /dir directory", add=("dir/.keep",))]
+    assert view.readdir("/dir", 0) == [".", ".."]
+
+
+def test_readdir_hides_keep_and_the_root_git(view, clone):
+    (clone / "dir").mkdir()
+    (clone / "dir/.keep").write_bytes(b"")
+    (clone / "dir/.git").mkdir()  # a nested repository is shown
+    assert ".git" not in view.readdir("/", 0)
+    assert set(view.readdir("/", 0)) == {".", "..", "testing", "me", "dir"}
+    assert set(view.readdir("/dir", 0)) == {".", "..", ".git"}
+
+
+def test_rmdir_removes_the_keep(view, jobs, clone):
+    view.mkdir("/dir", 0o755)
+    queued(jobs)
+    view.rmdir("/dir")
+    assert not (clone / "dir").exists()
+    assert queued(jobs) == [CommitJob("Delete the /dir directory", remove=("dir/.keep",))]
+
+
+def test_rmdir_of_a_directory_without_keep_queues_nothing(view, jobs, clone):
+    # rm -rf: the files were unlinked one by one (each queued); the directory had no .keep.
+    (clone / "plain").mkdir()
+    view.rmdir("/plain")
+    assert not (clone / "plain").exists()
+    assert queued(jobs) == []
+
+
+def test_rmdir_of_a_non_empty_directory_is_enotempty(view, jobs, clone):
+    (clone / "full/sub").mkdir(parents=True)
+    (clone / "full/.keep").write_bytes(b"")
+    (clone / "full/sub/f").write_bytes(b"f")
+    with pytest.raises(FuseOSError) as raised:
+        view.rmdir("/full")
+    assert raised.value.errno == errno.ENOTEMPTY
+    assert (clone / "full/.keep").exists() and (clone / "full/sub/f").exists()
+    assert queued(jobs) == []
+
+
+# -- renames ------------------------------------------------------------------------
+
+def test_rename_of_a_file_in_a_subdirectory(view, jobs, clone):
+    (clone / "a/b").mkdir(parents=True)
+    (clone / "a/b/f").write_bytes(b"f")
+    view.rename("/a/b/f", "/a/g")
+    assert (clone / "a/g").read_bytes() == b"f"
+    assert queued(jobs) == [CommitJob("Rename /a/b/f to /a/g", add=("a/g",), remove=("a/b/f",))]
+
+
+def test_rename_of_a_directory(view, jobs, clone):
+    (clone / "src/sub").mkdir(parents=True)
+    (clone / "src/sub/f").write_bytes(b"f")
+    view.rename("/src", "/dst")
+    assert (clone / "dst/sub/f").read_bytes() == b"f"
+    assert queued(jobs) == [CommitJob("Rename /src to /dst", add=("dst",), remove=("src",))]
+
+
+def test_rename_of_a_directory_over_one_holding_only_keep(view, jobs, clone):
+    (clone / "src").mkdir()
+    (clone / "src/f").write_bytes(b"f")
+    view.mkdir("/empty", 0o755)
+    queued(jobs)
+    view.rename("/src", "/empty")
+    assert os.listdir(clone / "empty") == ["f"]
+    assert queued(jobs) == [CommitJob("Rename /src to /empty", add=("empty",), remove=("src",))]
+
+
+def test_rename_over_an_existing_file(view, jobs, clone):
+    write_file(view, "/.testing.tmp", b"new\n")
+    view.rename("/.testing.tmp", "/testing")
+    assert (clone / "testing").read_bytes() == b"new\n"
+    assert queued(jobs) == [CommitJob("Update /.testing.tmp", add=(".testing.tmp",)),
+                            CommitJob("Rename /.testing.tmp to /testing", add=("testing",),
+                                      remove=(".testing.tmp",))]
+
+
+def test_rename_of_an_open_file_releases_under_the_new_name(view, jobs, clone):
+    fh = view.create("/draft", 0o644, os.O_WRONLY)
+    view.write("/draft", b"text", 0, fh)
+    view.rename("/draft", "/final")
+    view.release("/final", fh)
+    assert queued(jobs) == [CommitJob("Rename /draft to /final", add=("final",), remove=("draft",)),
+                            CommitJob("Update /final", add=("final",))]
+
+
+def test_rename_of_a_directory_holding_an_open_file(view, jobs, clone, handles):
+    (clone / "dir").mkdir()
+    fh = view.create("/dir/f", 0o644, os.O_WRONLY)
+    view.write("/dir/f", b"x", 0, fh)
+    view.rename("/dir", "/moved")
+    assert handles.dirty_paths() == ["/moved/f"]
+    view.release("/moved/f", fh)
+    assert queued(jobs)[-1] == CommitJob("Update /moved/f", add=("moved/f",))
+
+
+# -- links --------------------------------------------------------------------------
+
+def test_symlink(view, jobs, clone):
+    view.symlink("/link", "/etc")  # fusepy: (new name, text it holds)
+    assert os.readlink(clone / "link") == "/etc"
+    assert queued(jobs) == [CommitJob("Create symlink to /etc for /link", add=("link",))]
+
+
+def test_hard_link(view, jobs, clone):
+    view.link("/hard", "/testing")
+    assert (clone / "hard").read_bytes() == b"just testing around here\n"
+    assert os.stat(clone / "hard").st_ino == os.stat(clone / "testing").st_ino
+    assert queued(jobs) == [CommitJob("Create link to /testing for /hard", add=("hard",))]
+
+
+# -- metadata -----------------------------------------------------------------------
+
+def test_chmod_of_a_file_queues_the_exec_bit_change(view, jobs, clone):
+    view.chmod("/testing", stat.S_IFREG | 0o755)
+    assert stat.S_IMODE(os.stat(clone / "testing").st_mode) == 0o755
+    assert queued(jobs) == [CommitJob("Chmod to 0755 on /testing", add=("testing",))]
+
+
+def test_chmod_0600_is_applied(view, jobs, clone):
+    view.chmod("/testing", 0o600)
+    assert stat.S_IMODE(os.stat(clone / "testing").st_mode) == 0o600
+    assert queued(jobs) == [CommitJob("Chmod to 0600 on /testing", add=("testing",))]
+
+
+def test_chmod_of_a_directory_queues_nothing(view, jobs, clone):
+    (clone / "dir").mkdir()
+    view.chmod("/dir", 0o700)
+    assert stat.S_IMODE(os.stat(clone / "dir").st_mode) == 0o700
+    assert queued(jobs) == []
+
+
+def test_utimens_and_chown_queue_nothing(view, jobs, clone):
+    view.utimens("/testing", (1_000_000_000 * 10**9, 1_000_000_000 * 10**9))
+    assert os.stat(clone / "testing").st_mtime == 1_000_000_000
+    view.utimens("/testing")
+    view.chown("/testing", 0, 0)
+    assert queued(jobs) == []
+
+
+def test_getattr_shows_the_owner_option(view):
+    attrs = view.getattr("/testing")
+    assert (attrs["st_uid"], attrs["st_gid"]) == (1234, 5678)
+    assert stat.S_ISREG(attrs["st_mode"]) and attrs["st_size"] == 25
+
+
+def test_statfs_has_real_figures(view):
+    figures = view.statfs("/")
+    assert figures["f_blocks"] > 0 and figures["f_bsize"] > 0
+
+
+# -- refusals -------------------------------------------------------------------------
+
+def test_every_write_to_dot_git_is_refused(view, jobs, clone):
+    head = (clone / ".git/HEAD").read_bytes()
+    refused(view.open, "/.git/HEAD", os.O_WRONLY)
+    refused(view.open, "/.git/config", os.O_RDWR | os.O_APPEND)
+    refused(view.create, "/.git/new", 0o644, os.O_WRONLY)
+    refused(view.mkdir, "/.git/dir", 0o755)
+    refused(view.truncate, "/.git/HEAD", 0)
+    refused(view.unlink, "/.git/HEAD")
+    refused(view.rmdir, "/.git")
+    refused(view.rename, "/.git", "/stolen")
+    refused(view.rename, "/testing", "/.git/testing")
+    refused(view.symlink, "/.git/link", "/etc")
+    refused(view.link, "/.git/hard", "/testing")
+    refused(view.link, "/hard", "/.git/HEAD")
+    refused(view.chmod, "/.git/HEAD", 0o777)
+    refused(view.mknod, "/.git/node", stat.S_IFREG | 0o644, 0)
+    assert (clone / ".git/HEAD").read_bytes() == head
+    assert not (clone / "stolen").exists() and not (clone / "hard").exists()
+    assert queued(jobs) == []
+    fh = view.open("/.git/HEAD", os.O_RDONLY)  # reading is fine
+    assert view.read("/.git/HEAD", 100, 0, fh) == head
+    view.release("/.git/HEAD", fh)
+
+
+def test_a_nested_dot_git_is_writable(view, jobs, clone):
+    # git clone into current/ writes its own .git: only the clone's root .git is refused.
+    (clone / "vendor").mkdir()
+    view.mkdir("/vendor/.git", 0o755)
+    write_file(view, "/vendor/.git/HEAD", b"ref: refs/heads/main\n")
+    assert (clone / "vendor/.git/HEAD").exists()
+    assert len(queued(jobs)) == 2
+
+
+def test_write_past_max_size_is_efbig(view, jobs, clone):
+    fh = view.create("/big", 0o644, os.O_WRONLY)
+    assert view.write("/big", b"x" * MiB, 0, fh) == MiB
+    with pytest.raises(FuseOSError) as raised:
+        view.write("/big", b"x", MiB, fh)
+    assert raised.value.errno == errno.EFBIG
+    view.release("/big", fh)
+    assert os.path.getsize(clone / "big") == MiB
+    with pytest.raises(FuseOSError) as raised:
+        view.truncate("/testing", MiB + 1)
+    assert raised.value.errno == errno.EFBIG
+
+
+def test_max_size_none_is_unlimited(clone, jobs, handles):
+    view = CurrentView(Owner(0, 0), str(clone), handles, SyncState(idle_after=60), jobs, max_size=None)
+    fh = view.create("/big", 0o644, os.O_WRONLY)
+    view.write("/big", b"y", 12 * MiB, fh)
+    view.release("/big", fh)
+    assert os.path.getsize(clone / "big") == 12 * MiB + 1
+
+
+def test_ignored_paths_are_writable_and_queued_like_any_file(view, jobs, clone):
+    # The sync worker leaves ignored files out of the commit; the view must not refuse them.
+    (clone / ".gitignore").write_text("*.swp\n")
+    write_file(view, "/.f.swp", b"swap")
+    view.unlink("/.f.swp")
+    assert queued(jobs) == [CommitJob("Update /.f.swp", add=(".f.swp",)),
+                            CommitJob("Deleted /.f.swp", remove=(".f.swp",))]
+
+
+# -- the freeze ----------------------------------------------------------------------
+
+def test_a_mutation_waits_for_the_freeze_then_is_ebusy(clone, jobs, handles):
+    state = SyncState(idle_after=60, freeze_timeout=0.1)
+    view = CurrentView(Owner(0, 0), str(clone), handles, state, jobs, max_size=None)
+    with state.frozen():
+        with pytest.raises(FuseOSError) as raised:
+            view.unlink("/testing")
+        assert raised.value.errno == errno.EBUSY
+    assert (clone / "testing").exists()
+    assert queued(jobs) == []
+    view.unlink("/testing")  # works again once the freeze ends
+    assert queued(jobs) == [CommitJob("Deleted /testing", remove=("testing",))]
+
+
+def test_a_short_freeze_delays_a_mutation_without_failing_it(clone, jobs, handles):
+    state = SyncState(idle_after=60, freeze_timeout=5)
+    view = CurrentView(Owner(0, 0), str(clone), handles, state, jobs, max_size=None)
+    frozen, release = threading.Event(), threading.Event()
+
+    def hold():
+        with state.frozen():
+            frozen.set()
+            release.wait(5)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    frozen.wait(5)
+    threading.Timer(0.1, release.set).start()
+    view.unlink("/testing")
+    holder.join()
+    assert queued(jobs) == [CommitJob("Deleted /testing", remove=("testing",))]
+
+
+def test_open_writers_are_counted_until_release(view, handles):
+    assert handles.writers()[0] == 0
+    fh = view.open("/testing", os.O_WRONLY)
+    reader = view.open("/me", os.O_RDONLY)
+    assert handles.writers()[0] == 1
+    view.release("/testing", fh)
+    view.release("/me", reader)
+    assert handles.writers()[0] == 0
