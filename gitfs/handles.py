@@ -19,7 +19,7 @@ class OpenFile:
     fd: Optional[int] = None  # a working-tree file
     data: Optional[bytes] = None  # a blob from history
     writable: bool = False
-    message: Optional[str] = None  # the commit message owed at release, None if clean
+    change: Optional[str] = None  # "Created" or "Update": the commit owed at release; None if clean
     opened_at: float = field(default_factory=time.monotonic)
 
 
@@ -50,7 +50,12 @@ class HandleTable:
 
     def dirty_paths(self) -> list[str]:
         with self._lock:
-            return [f.path for f in self._files.values() if f.message is not None]
+            return [f.path for f in self._files.values() if f.change is not None]
+
+    def open_paths(self) -> set[str]:
+        """Paths of the working-tree files open now (history blobs are not files)."""
+        with self._lock:
+            return {f.path for f in self._files.values() if f.fd is not None}
 
     def rename(self, old: str, new: str) -> None:
         """Keep open handles pointing at the right path after a rename."""

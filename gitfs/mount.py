@@ -203,10 +203,11 @@ class Mount:
         self.sync_worker = SyncWorker(
             repo, self.jobs, self.state, credentials=credentials, signature=self.signature,
             writers=self.handles.writers, dirty_open_paths=self.handles.dirty_paths,
-            sync_timeout=options.sync_timeout, status=self.status)
+            open_paths=self.handles.open_paths, sync_timeout=options.sync_timeout, status=self.status)
         self.fetch_worker = FetchWorker(
             repo, self.state, credentials=credentials, fetch_timeout=options.fetch_timeout,
-            idle_fetch_timeout=options.idle_fetch_timeout, status=self.status)
+            idle_fetch_timeout=options.idle_fetch_timeout, on_remote_moved=self.sync_worker.wake,
+            status=self.status)
         routes = build_routes(current_path=options.current_path, history_path=options.history_path)
         self.router = Router(routes, self.make_view, cache_size=options.cache_size, touch=self.state.touch,
                              on_init=self.start, on_destroy=self.stop)

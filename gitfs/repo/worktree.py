@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass, field
 
 import pygit2
 
@@ -19,26 +20,44 @@ from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK,
 _DELETED = pygit2.enums.DeltaStatus.DELETED
 
 
-def checkout_change(repo: Repository, old_tree: pygit2.Oid | None, new_tree: pygit2.Oid) -> list[str]:
-    """Apply old_tree -> new_tree to the working tree and the index; the paths changed."""
+@dataclass
+class TreeChanges:
+    """The file-level difference between two trees, ready to apply."""
+
+    deletions: list = field(default_factory=list)  # pygit2.DiffFile of removed files
+    writes: list = field(default_factory=list)  # pygit2.DiffFile of added or changed files
+
+    def paths(self) -> set[str]:
+        return {entry.path for entry in self.deletions + self.writes}
+
+
+def tree_changes(repo: Repository, old_tree: pygit2.Oid | None, new_tree: pygit2.Oid) -> TreeChanges:
     git = repo.git
     new = git[new_tree]
     diff = git[old_tree].diff_to_tree(new) if old_tree is not None else new.diff_to_tree(swap=True)
-    deltas = list(diff.deltas)
-    deletions = [d.old_file for d in deltas if d.status == _DELETED]
-    writes = [d.new_file for d in deltas if d.status != _DELETED]
+    changes = TreeChanges()
+    for delta in diff.deltas:
+        if delta.status == _DELETED:
+            changes.deletions.append(delta.old_file)
+        else:
+            changes.writes.append(delta.new_file)
+    return changes
+
+
+def apply_changes(repo: Repository, changes: TreeChanges) -> None:
+    """Apply the changes to the working tree and the index."""
+    git = repo.git
     index = repo.index()
-    for entry in deletions:
+    for entry in changes.deletions:
         _remove_file(repo, entry.path)
         if entry.path in index:
             index.remove(entry.path)
-    for entry in writes:
+    for entry in changes.writes:
         if entry.mode == FILEMODE_COMMIT:
             continue  # submodules are not checked out
         _write_file(repo, entry.path, entry.mode, git[entry.id].data)
         index.add(entry.path)
     index.write()
-    return [entry.path for entry in deletions + writes]
 
 
 def _remove_file(repo: Repository, relative: str) -> None:

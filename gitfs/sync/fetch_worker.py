@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 
 class FetchWorker(threading.Thread):
     def __init__(self, repo: Repository, state: SyncState, *, credentials: remote_ops.Credentials,
-                 fetch_timeout: float, idle_fetch_timeout: float, status=None):
+                 fetch_timeout: float, idle_fetch_timeout: float, on_remote_moved, status=None):
         super().__init__(name="FetchWorker", daemon=True)
         self.repo = repo
         self.state = state
@@ -28,6 +28,7 @@ class FetchWorker(threading.Thread):
         self.fetch_timeout = fetch_timeout
         self.idle_fetch_timeout = idle_fetch_timeout
         self.status = status
+        self.on_remote_moved = on_remote_moved
         self._stopping = threading.Event()
         self._failing = False
 
@@ -66,4 +67,4 @@ class FetchWorker(threading.Thread):
             self.status.fetch_ok()
         if after != before or (after is not None and after != self.repo.branch_tip()
                                and not self.repo.is_ancestor(after, self.repo.branch_tip())):
-            self.state.wake_sync.set()
+            self.on_remote_moved()

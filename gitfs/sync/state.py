@@ -7,11 +7,12 @@ Contract:
 - The sync worker holds `frozen()` only for local work: committing the working
   tree and bringing the remote's changes into it. `frozen()` waits until no
   mutation is in flight. Network I/O happens outside it, always.
+- Opening a file for reading also waits out `frozen()` (`mutation(changes=False)`),
+  so the sync worker sees every open file before it replaces any.
 - `remote_lock` serialises fetch and push between the two workers; FUSE threads
   never take it.
-- `wake_sync` is set by the fetch worker when the remote moved, and by whoever
-  wants a sync now (unmount, SIGUSR1). `wake_fetch` is set when activity
-  resumes after an idle spell, and at unmount.
+- `wake_fetch` is set when activity resumes after an idle spell, and at unmount.
+  (The sync worker is woken through SyncWorker.wake.)
 - `touch()` is called by the router on every FUSE call (cheap: a float store).
 """
 
@@ -35,12 +36,11 @@ class SyncState:
         self.last_change = 0.0  # monotonic time of the last finished mutation
         self.last_activity = time.monotonic()
         self.remote_lock = threading.Lock()
-        self.wake_sync = threading.Event()
         self.wake_fetch = threading.Event()
         self.stopping = threading.Event()
 
     @contextlib.contextmanager
-    def mutation(self):
+    def mutation(self, changes: bool = True):
         with self._condition:
             if not self._condition.wait_for(lambda: not self._frozen, self._freeze_timeout):
                 raise FuseOSError(errno.EBUSY)
@@ -50,7 +50,8 @@ class SyncState:
         finally:
             with self._condition:
                 self._mutations_in_flight -= 1
-                self.last_change = time.monotonic()
+                if changes:
+                    self.last_change = time.monotonic()
                 self._condition.notify_all()
 
     @contextlib.contextmanager

@@ -20,7 +20,7 @@ from gitfs.repo import remote as remote_ops
 from gitfs.repo.accept_mine import replay_local_commits
 from gitfs.repo.errors import PushRejected, RemoteError
 from gitfs.repo.repository import Repository
-from gitfs.repo.worktree import checkout_change
+from gitfs.repo.worktree import apply_changes, tree_changes
 from gitfs.sync.jobs import CommitJob, batch_message, job_paths
 from gitfs.sync.state import SyncState
 
@@ -34,7 +34,7 @@ class SyncWorker(threading.Thread):
     def __init__(self, repo: Repository, jobs: queue.Queue, state: SyncState, *,
                  credentials: remote_ops.Credentials, signature: Callable[[], pygit2.Signature],
                  writers: Callable[[], tuple[int, float]], dirty_open_paths: Callable[[], list[str]],
-                 sync_timeout: float, status=None):
+                 open_paths: Callable[[], set[str]], sync_timeout: float, status=None):
         super().__init__(name="SyncWorker", daemon=True)
         self.repo = repo
         self.jobs = jobs
@@ -43,6 +43,7 @@ class SyncWorker(threading.Thread):
         self.signature = signature
         self.writers = writers
         self.dirty_open_paths = dirty_open_paths
+        self.open_paths = open_paths
         self.sync_timeout = sync_timeout
         self.status = status
         self.pending: list[CommitJob] = []
@@ -50,13 +51,19 @@ class SyncWorker(threading.Thread):
         self._retry_at = 0.0
         self._needs_sync = True  # push what a previous mount left unpushed
         self._stopping = threading.Event()
+        self._woken = threading.Event()
+        self._remote_moved = False
 
     # -- lifecycle ----------------------------------------------------------
 
+    def wake(self) -> None:
+        """Sync now: the remote moved (fetch worker), SIGUSR1, or unmount."""
+        self._woken.set()
+        self.jobs.put(None)  # ends the wait in _collect at once; None is not a job
+
     def stop(self, timeout: float) -> None:
         self._stopping.set()
-        self.state.wake_sync.set()
-        self.jobs.put(None)  # ends the wait in _collect now, not after its timeout (unmount was 1 s slower)
+        self.wake()
         self.join(timeout)
         if self.is_alive():
             log.warning("SyncWorker did not stop within %.0f s", timeout)
@@ -80,9 +87,9 @@ class SyncWorker(threading.Thread):
         except queue.Empty:
             pass
         self._drain()
-        if self.state.wake_sync.is_set():
-            self.state.wake_sync.clear()
-            self._needs_sync = True
+        if self._woken.is_set():
+            self._woken.clear()
+            self._needs_sync = self._remote_moved = True
 
     def _drain(self) -> None:
         while True:
@@ -94,8 +101,6 @@ class SyncWorker(threading.Thread):
                 self.pending.append(job)
 
     def _wait_time(self) -> float:
-        if self.state.wake_sync.is_set():
-            return 0.0
         if self.pending or self._needs_sync:
             left = self.sync_timeout - self.state.quiet_for()
             return min(max(left, 0.05), max(self._retry_at - time.monotonic(), 0.05), 1.0)
@@ -106,23 +111,32 @@ class SyncWorker(threading.Thread):
             return False
         if self.state.quiet_for() < self.sync_timeout or time.monotonic() < self._retry_at:
             return False
-        open_writers, oldest = self.writers()
-        # A file held open for long is committed anyway with what it holds.
-        return open_writers == 0 or oldest > 10 * max(self.sync_timeout, 1.0)
+        # No commit while a file is open for writing, unless it has been open too
+        # long; the remote's changes are brought in meanwhile (see _integrate).
+        return self.writers()[0] == 0 or self._open_too_long() or self._remote_moved
+
+    def _open_too_long(self) -> bool:
+        return self.writers()[1] > 10 * max(self.sync_timeout, 1.0)
 
     # -- the cycle ---------------------------------------------------------------
 
     def _cycle(self) -> None:
+        self._remote_moved = False
         with self.state.frozen():
-            self._commit_pending()
+            if self.writers()[0] == 0:
+                self._commit_pending()
+            elif self._open_too_long():
+                self._commit_pending(include_open=True)  # what the open file holds now
         try:
-            self.sync_with_remote()
+            complete = self.sync_with_remote()
         except RemoteError as error:
             self._failed(str(error))
-        else:
-            self._failures, self._retry_at, self._needs_sync = 0, 0.0, False
-            if self.status:
-                self.status.push_ok()
+            return
+        self._failures = 0
+        if complete:
+            self._retry_at, self._needs_sync = 0.0, False
+        else:  # the remote's change touches an open file: try again once it may be closed
+            self._retry_at, self._needs_sync = time.monotonic() + max(self.sync_timeout, 0.5), True
 
     def _failed(self, reason: str) -> None:
         self._failures += 1
@@ -131,16 +145,13 @@ class SyncWorker(threading.Thread):
         self._needs_sync = True
         if self._failures == 1 or self._failures % 10 == 0:
             log.warning("sync failed (%s); writes are kept locally, retrying in %.0f s", reason, delay)
-        if self.status:
-            self.status.push_failed(reason)
 
-    def _commit_pending(self) -> Optional[pygit2.Oid]:
+    def _commit_pending(self, include_open: bool = False) -> Optional[pygit2.Oid]:
         """Commit what the working tree holds for the pending jobs (caller holds frozen())."""
         self._drain()
         jobs = self.pending
-        open_dirty = self.dirty_open_paths()
-        if open_dirty:  # committed anyway after the open-file bound; release re-queues them
-            jobs = jobs + [CommitJob(f"Update {path}", add=(path.lstrip("/"),)) for path in open_dirty]
+        if include_open:  # release queues them again: committed once more if they change
+            jobs = jobs + [CommitJob(f"Update {path}", add=(path.lstrip("/"),)) for path in self.dirty_open_paths()]
         if not jobs:
             return None
         jobs = [job for job in jobs if not self._only_ignored(job)]
@@ -167,35 +178,56 @@ class SyncWorker(threading.Thread):
             self.pending.extend(message_for(self.repo.changed_paths()))
             return self._commit_pending()
 
-    def sync_with_remote(self) -> None:
-        """fetch -> replay local commits on the remote's tip -> push; repeat on a push race."""
+    def sync_with_remote(self) -> bool:
+        """fetch -> replay local commits on the remote's tip -> push; repeat on a push race.
+
+        False when the remote's change waits for an open file to be closed."""
         for _attempt in range(PUSH_RACE_RETRIES):
-            with self.state.remote_lock:
-                remote_tip = remote_ops.fetch(self.repo, self.credentials)
-            if self.status:
-                self.status.fetch_ok()
+            remote_tip = self._fetch()
             local_tip = self.repo.branch_tip()
             if remote_tip is not None and local_tip is not None and not self.repo.is_ancestor(remote_tip, local_tip):
                 if not self._integrate(remote_tip):
-                    return  # a file is open for writing; integrate when it is closed
+                    return False
                 local_tip = self.repo.branch_tip()
             if local_tip is None or local_tip == remote_tip:
-                return
+                return True
             try:
-                with self.state.remote_lock:
-                    remote_ops.push(self.repo, self.credentials)
+                self._push()
                 log.info("pushed %s", str(local_tip)[:10])
-                return
+                return True
             except PushRejected as rejected:
                 log.info("%s; merging again", rejected)
         raise RemoteError("the remote kept moving during push; will retry")
 
+    def _fetch(self) -> Optional[pygit2.Oid]:
+        try:
+            with self.state.remote_lock:
+                remote_tip = remote_ops.fetch(self.repo, self.credentials)
+        except RemoteError as error:
+            if self.status:
+                self.status.fetch_failed(str(error))
+            raise
+        if self.status:
+            self.status.fetch_ok()
+        return remote_tip
+
+    def _push(self) -> None:
+        try:
+            with self.state.remote_lock:
+                remote_ops.push(self.repo, self.credentials)
+        except RemoteError as error:
+            if self.status:
+                self.status.push_failed(str(error))
+            raise
+        if self.status:
+            self.status.push_ok()
+
     def _integrate(self, remote_tip: pygit2.Oid) -> bool:
-        """Bring the remote's commits into the branch and the working tree (accept mine)."""
-        open_writers, _oldest = self.writers()
-        if open_writers:
-            self._needs_sync = True
-            return False
+        """Bring the remote's commits into the branch and the working tree (accept mine).
+
+        A file open in current/ is never changed under a program: the kernel would
+        mix cached pages of both versions. If the remote's change touches one,
+        nothing is applied and False says to try again later."""
         with self.state.frozen():
             self._commit_pending()
             local_tip = self.repo.branch_tip()
@@ -206,9 +238,15 @@ class SyncWorker(threading.Thread):
                 result = replay_local_commits(self.repo, local_tip, remote_tip, self.signature())
                 replay_tip, conflicts = result.tip, result.conflicts
             old_tree = git[local_tip].tree.id if local_tip is not None else None
+            changes = tree_changes(self.repo, old_tree, git[replay_tip].tree.id)
+            busy = changes.paths() & {path.lstrip("/") for path in self.open_paths()}
+            if busy:
+                log.info("the remote changed open files (%s); applying once they are closed",
+                         ", ".join(sorted(busy)))
+                return False
             # Working tree first, then the ref: a crash in between leaves changes
             # that the next mount commits again as local ones (they match the remote's).
-            checkout_change(self.repo, old_tree, git[replay_tip].tree.id)
+            apply_changes(self.repo, changes)
             self.repo.set_branch_tip(replay_tip, "gitfs: accept mine")
         if conflicts:
             log.warning("conflicts resolved with the local version: %s", ", ".join(conflicts))

@@ -66,8 +66,9 @@ class CurrentView(PassthroughView):
                 fd = os.open(self.full(path), flags & ~os.O_APPEND)  # the kernel gives append offsets
                 truncated = bool(flags & os.O_TRUNC)
                 return self.handles.add(OpenFile(path, fd=fd, writable=True,
-                                                 message=f"Update {path}" if truncated else None))
-        return self.handles.add(OpenFile(path, fd=os.open(self.full(path), flags)))
+                                                 change="Update" if truncated else None))
+        with self.sync_state.mutation(changes=False):  # not while remote changes are applied
+            return self.handles.add(OpenFile(path, fd=os.open(self.full(path), flags)))
 
     def read(self, path, size, offset, fh):
         return os.pread(self.handles.get(fh).fd, size, offset)
@@ -79,14 +80,14 @@ class CurrentView(PassthroughView):
         flags = (fi if isinstance(fi, int) else os.O_WRONLY) | os.O_CREAT
         with self.sync_state.mutation():
             fd = os.open(self.full(path), flags & ~os.O_APPEND, mode)
-            return self.handles.add(OpenFile(path, fd=fd, writable=True, message=f"Created {path}"))
+            return self.handles.add(OpenFile(path, fd=fd, writable=True, change="Created"))
 
     def write(self, path, data, offset, fh):
         open_file = self.handles.get(fh)
         self._check_size(offset + len(data))
         with self.sync_state.mutation():
             written = os.pwrite(open_file.fd, data, offset)
-            open_file.message = f"Update {open_file.path}"
+            open_file.change = "Update"
         return written
 
     def truncate(self, path, length, fh=None):
@@ -109,10 +110,9 @@ class CurrentView(PassthroughView):
         if open_file is None:
             return 0
         os.close(open_file.fd)
-        if open_file.message is not None:
+        if open_file.change is not None:
             # Named after the path at release: the file may have been renamed while open.
-            verb = open_file.message.split(" ", 1)[0]
-            self._queue(f"{verb} {open_file.path}", add=[open_file.path])
+            self._queue(f"{open_file.change} {open_file.path}", add=[open_file.path])
         return 0
 
     # -- names ---------------------------------------------------------------------
