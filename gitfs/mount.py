@@ -196,7 +196,8 @@ class Mount:
         self.mount_time = int(time.time())
         self.handles = HandleTable()
         self.jobs: queue.Queue = queue.Queue()
-        self.state = SyncState(idle_after=max(options.min_idle_times * options.sync_timeout, 60.0))
+        # Idle after min_idle_times quiet sync periods, as the original (at least 1 s).
+        self.state = SyncState(idle_after=max(options.min_idle_times * options.sync_timeout, 1.0))
         self.days = CommitDays(repo.branch_tip, repo.walk_commits, repo.is_ancestor)
         self.status = SyncStatus(remote=remote_ops.redact_url(options.remote_url), branch=repo.branch,
                                  pending=self.pending)

@@ -116,7 +116,7 @@ class SyncWorker(threading.Thread):
         return self.writers()[0] == 0 or self._open_too_long() or self._remote_moved
 
     def _open_too_long(self) -> bool:
-        return self.writers()[1] > 10 * max(self.sync_timeout, 1.0)
+        return self.writers()[1] > max(10 * self.sync_timeout, 1.0)
 
     # -- the cycle ---------------------------------------------------------------
 

@@ -251,3 +251,24 @@ def test_a_file_open_for_writing_is_kept_while_remote_changes_arrive(remote, mou
     assert (mount.current / "testing").read_bytes() == b"their edit\n"
     assert remote.show("testing") == b"their edit\n"
     assert_linear(remote)
+
+
+def test_a_file_held_open_too_long_is_committed_with_what_it_holds(remote, mount_gitfs):
+    mount = mount_gitfs(remote, sync_timeout=0.3)  # the bound is 10 x sync_timeout = 3 s
+    with open(mount.current / "journal", "wb") as writer:
+        writer.write(b"first entry\n")
+        writer.flush()
+        wait_for(lambda: "journal" in remote.files(), timeout=20, message="the open file on the remote")
+        assert remote.show("journal") == b"first entry\n"
+        writer.write(b"second entry\n")
+    wait_for(lambda: remote.show("journal") == b"first entry\nsecond entry\n",
+             message="the rest once it is closed")
+
+
+def test_first_access_after_an_idle_spell_fetches_at_once(remote, mount_gitfs):
+    # Idle after 2 quiet periods of 0.5 s; then fetches would come only every 600 s.
+    mount = mount_gitfs(remote, min_idle_times=2, fetch_timeout=600, idle_fetch_timeout=600)
+    time.sleep(2 * 0.5 + 1)
+    remote.commit({"news": "fresh\n"}, "while the mount was idle")
+    os.listdir(mount.current)  # activity: wakes the fetch worker
+    wait_for(lambda: (mount.current / "news").exists(), timeout=10, message="the push after the wake-up")
