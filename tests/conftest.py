@@ -56,6 +56,18 @@ def wait_for(predicate, timeout=15.0, interval=0.05, message="condition"):
         time.sleep(interval)
 
 
+def stage_files(work: Path, files: dict[str, bytes | str | None]) -> None:
+    """Write (or, for None, delete) files in a clone and stage them."""
+    for name, content in files.items():
+        if content is None:
+            git("rm", "-q", "-r", name, cwd=work)
+            continue
+        path = work / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+        git("add", name, cwd=work)
+
+
 class Remote:
     """A bare repository plus a plain clone of it that acts as "the other person"."""
 
@@ -75,21 +87,19 @@ class Remote:
     def commit(self, files: dict[str, bytes | str | None], message="change", *, push=True, date=None) -> str:
         """Write (or, for None, delete) files in the other clone, commit, and push."""
         git("pull", "-q", "--rebase", "origin", self.branch, cwd=self.work, check=False)
-        for name, content in files.items():
-            path = self.work / name
-            if content is None:
-                git("rm", "-q", "-r", name, cwd=self.work)
-                continue
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(content.encode() if isinstance(content, str) else content)
-            git("add", name, cwd=self.work)
+        stage_files(self.work, files)
+        self.commit_staged(message, push=push, date=date)
+        return self.head()
+
+    def commit_staged(self, message: str, *, push=True, date=None) -> str:
+        """Commit what is staged in the other clone (and push it); the new commit's sha."""
         env = None
         if date is not None:
             env = dict(os.environ, GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
         git("commit", "-q", "-m", message, cwd=self.work, env=env)
         if push:
             git("push", "-q", "origin", self.branch, cwd=self.work)
-        return self.head()
+        return git("rev-parse", "HEAD", cwd=self.work).strip()
 
     def head(self) -> str:
         return git("--git-dir", str(self.bare), "rev-parse", self.branch).strip()
@@ -223,13 +233,7 @@ def commit_with(remote: Remote, prepare=None, *, message="change", date=None, gi
     git("add", "-A", cwd=remote.work)
     for path, sha in gitlinks:
         git("update-index", "--add", "--cacheinfo", f"160000,{sha},{path}", cwd=remote.work)
-    env = None
-    if date is not None:
-        env = dict(os.environ, GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
-    git("commit", "-q", "-m", message, cwd=remote.work, env=env)
-    if push:
-        git("push", "-q", "origin", remote.branch, cwd=remote.work)
-    return git("rev-parse", "HEAD", cwd=remote.work).strip()
+    return remote.commit_staged(message, push=push, date=date)
 
 
 @pytest.fixture

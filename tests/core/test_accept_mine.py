@@ -11,7 +11,7 @@ import os
 import pygit2
 import pytest
 
-from conftest import Remote, git
+from conftest import Remote, git, stage_files
 from gitfs.repo.accept_mine import replay_local_commits
 from gitfs.repo.repository import FILEMODE_EXEC, FILEMODE_LINK, Repository
 
@@ -28,14 +28,7 @@ class Local:
         self.repo = Repository(str(path), remote.branch)
 
     def commit(self, files: dict, message: str) -> pygit2.Oid:
-        for name, content in files.items():
-            full = self.path / name
-            if content is None:
-                git("rm", "-q", "-r", name, cwd=self.path)
-                continue
-            full.parent.mkdir(parents=True, exist_ok=True)
-            full.write_bytes(content.encode() if isinstance(content, str) else content)
-            git("add", name, cwd=self.path)
+        stage_files(self.path, files)
         env = dict(os.environ, GIT_AUTHOR_NAME="Me", GIT_AUTHOR_EMAIL="me@example.com")
         git("commit", "-q", "-m", message, cwd=self.path, env=env)
         return self.repo.branch_tip()
