@@ -6,6 +6,7 @@ refusing the push, because a push to a local path runs no hooks (libgit2 writes 
 objects itself, see pitfalls.md); tests/core covers the rejected-push handling.
 """
 
+import json
 import os
 import time
 
@@ -67,9 +68,16 @@ def test_a_remote_exec_bit_and_symlink_appear(remote, mount_gitfs):
     wait_for(lambda: os.access(mount.current / "testing", os.X_OK), message="their exec bit")
 
 
+def wait_for_first_fetch(mount):
+    """The sync at start fetches once; with a long fetch_timeout nothing fetches after it
+    until the mount syncs its own change: their commit then meets ours in a real conflict."""
+    wait_for(lambda: json.loads((mount.path / ".gitfs" / "status").read_text())["last_fetch"],
+             message="the first fetch")
+
+
 def test_same_file_edited_on_both_sides_local_bytes_win(remote, mount_gitfs):
-    # A long fetch period: the mount learns of their commit only when it syncs its own.
     mount = mount_gitfs(remote, fetch_timeout=600)
+    wait_for_first_fetch(mount)
     remote.commit({"testing": "their version\n", "theirs": "their other file\n"}, "their edit")
     mine = b"my version \x00\xff with bytes\n"
     (mount.current / "testing").write_bytes(mine)
@@ -85,6 +93,7 @@ def test_same_file_edited_on_both_sides_local_bytes_win(remote, mount_gitfs):
 def test_different_files_on_both_sides_are_both_kept(remote, mount_gitfs):
     remote.commit({"shared": "line 1\nline 2\nline 3\nline 4\nline 5\n"}, "a shared file")
     mount = mount_gitfs(remote, fetch_timeout=600)
+    wait_for_first_fetch(mount)
     remote.commit({"theirs": "theirs\n", "shared": "line 1 (theirs)\nline 2\nline 3\nline 4\nline 5\n"},
                   "their change")
     (mount.current / "mine").write_text("mine\n")
@@ -102,6 +111,7 @@ def test_different_files_on_both_sides_are_both_kept(remote, mount_gitfs):
 
 def test_local_delete_against_a_remote_edit(remote, mount_gitfs):
     mount = mount_gitfs(remote, fetch_timeout=600)
+    wait_for_first_fetch(mount)
     remote.commit({"testing": "their edit\n"}, "their edit")
     (mount.current / "testing").unlink()
     wait_for(lambda: "Deleted /testing" in remote.log(), message="my deletion on the remote")
