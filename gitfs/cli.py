@@ -55,6 +55,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         options.foreground = options.foreground or foreground
         try:
             from gitfs.mount import run  # loads libfuse: after the cheap checks
+        except ModuleNotFoundError as error:
+            raise FatalError(f"Python module {error.name} is missing for {sys.executable}: install it with "
+                             f"{sys.executable} -m pip install 'mfusepy>=3.0' 'pygit2>=1.14' "
+                             f"(see README, Install)") from None
         except (OSError, ImportError) as error:
             raise FatalError(f"FUSE is not available ({error}): install fuse3") from None
         return run(options)

@@ -1,4 +1,13 @@
-"""Logging set-up: syslog, a file, or stderr; one line per event."""
+"""Logging set-up: syslog, a file, or stderr; one line per event.
+
+Every event is one line: `TIME LEVEL THREAD: message`. A message that spans
+lines (a git error, a traceback) continues on lines indented by four spaces,
+so that every line that starts in column 0 is one event.
+
+Below debug level there is no line per FUSE call: mfusepy logs each errno it
+returns at debug level, and GitFS logs only what changes something (a commit,
+a push, a fetch that brought changes, a failure).
+"""
 
 from __future__ import annotations
 
@@ -8,12 +17,28 @@ import os
 import sys
 import threading
 
+from gitfs.errors import FatalError
+
 FORMAT = "%(asctime)s %(levelname)s %(threadName)s: %(message)s"
-SYSLOG_FORMAT = "gitfs[%(process)d]: %(threadName)s: %(message)s"
+SYSLOG_FORMAT = "gitfs[%(process)d]: %(levelname)s %(threadName)s: %(message)s"
+STDERR_DESTINATIONS = ("-", "/dev/stdout", "/dev/stderr")
+
+_destination = "-"
+
+
+class OneLineFormatter(logging.Formatter):
+    """Continuation lines (tracebacks, multi-line git errors) are indented."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        if record.threadName and record.threadName.startswith("Dummy-"):
+            # A thread libfuse started (Python names it Dummy-N): say so.
+            record.threadName = "fuse-" + record.threadName[len("Dummy-"):]
+        return super().format(record).replace("\n", "\n    ")
 
 
 def configure(destination: str, level: str, *, foreground: bool) -> None:
     """destination: "syslog", "-" (stderr) or a file path."""
+    global _destination
     root = logging.getLogger()
     for handler in list(root.handlers):
         root.removeHandler(handler)
@@ -22,20 +47,32 @@ def configure(destination: str, level: str, *, foreground: bool) -> None:
     if destination == "syslog":
         if os.path.exists("/dev/log"):
             handler = logging.handlers.SysLogHandler(address="/dev/log")
-            handler.setFormatter(logging.Formatter(SYSLOG_FORMAT))
+            handler.setFormatter(OneLineFormatter(SYSLOG_FORMAT))
         else:
             handler = logging.NullHandler()  # no syslog daemon (a container): nothing to write to
-    elif destination in ("-", "/dev/stdout", "/dev/stderr"):
+    elif destination in STDERR_DESTINATIONS:
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter(FORMAT))
+        handler.setFormatter(OneLineFormatter(FORMAT))
     else:
-        handler = logging.handlers.WatchedFileHandler(destination)  # logrotate-friendly
-        handler.setFormatter(logging.Formatter(FORMAT))
+        try:
+            handler = logging.handlers.WatchedFileHandler(destination)  # logrotate-friendly
+        except OSError as error:
+            raise FatalError(f"cannot open the log file {destination}: {error.strerror} (option log)") from None
+        handler.setFormatter(OneLineFormatter(FORMAT))
+    _destination = destination
     root.addHandler(handler)
     root.setLevel(level.upper())
     threading.excepthook = _log_thread_crash
     # mfusepy logs every errno it returns at debug level: keep that for debug=true only.
     logging.getLogger("fuse").setLevel(logging.DEBUG if level == "debug" else logging.WARNING)
+
+
+def startup_error(message: str) -> None:
+    """A startup error goes to the log too; stderr gets it from the command line (cli.main).
+
+    Not when the log is stderr already: the user would read it twice."""
+    if _destination not in STDERR_DESTINATIONS:
+        logging.getLogger("gitfs").error("cannot mount: %s", message)
 
 
 def _log_thread_crash(args) -> None:

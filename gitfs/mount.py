@@ -17,8 +17,10 @@ import queue
 import re
 import resource
 import shutil
+import signal
 import socket
 import sys
+import threading
 import time
 from typing import Optional
 
@@ -30,6 +32,7 @@ from gitfs.errors import FatalError
 from gitfs.handles import HandleTable
 from gitfs.options import Options
 from gitfs.repo import remote as remote_ops
+from gitfs.repo import credentials as credential_files
 from gitfs.repo.days import CommitDays
 from gitfs.repo.errors import RemoteError
 from gitfs.repo.ignore import install_extra_ignores
@@ -115,7 +118,26 @@ def default_repo_path(remote_url: str) -> str:
 # -- the clone ------------------------------------------------------------------
 
 def credentials_of(options: Options) -> remote_ops.Credentials:
-    return remote_ops.Credentials(options.username, options.password, options.ssh_key, options.ssh_user)
+    """Credentials from the options, secret files read now (a missing file is a startup error).
+
+    Passwords: password=, else password_file=, else $GITFS_PASSWORD; passphrases likewise."""
+    try:
+        password = options.password or (
+            credential_files.read_secret(options.password_file, "password_file") if options.password_file
+            else os.environ.get(credential_files.PASSWORD_ENV, ""))
+        passphrase = options.ssh_key_passphrase or (
+            credential_files.read_secret(options.ssh_key_passphrase_file, "ssh_key_passphrase_file")
+            if options.ssh_key_passphrase_file else os.environ.get(credential_files.PASSPHRASE_ENV, ""))
+        credentials = remote_ops.Credentials(
+            username=options.username, password=password, ssh_key=options.ssh_key, ssh_user=options.ssh_user,
+            ssh_public_key=options.ssh_public_key, ssh_key_passphrase=passphrase,
+            ssh_known_hosts=options.ssh_known_hosts,
+            ssh_strict_host_key_checking=options.ssh_strict_host_key_checking, ssl_ca_file=options.ssl_ca_file,
+            state_dir=os.path.dirname(default_repo_path(options.remote_url)))
+        credential_files.check(credentials, options.remote_url)
+    except RemoteError as error:
+        raise FatalError(str(error)) from None
+    return credentials
 
 
 def prepare_clone(options: Options, credentials: remote_ops.Credentials) -> Repository:
@@ -131,7 +153,7 @@ def prepare_clone(options: Options, credentials: remote_ops.Credentials) -> Repo
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         try:
             remote_ops.clone(options.remote_url, path, options.branch, credentials)
-        except RemoteError as error:
+        except RemoteError as error:  # one line: unreachable, authentication, host key, not found, branch
             shutil.rmtree(path, ignore_errors=True)
             raise FatalError(str(error)) from None
         git = pygit2.Repository(path)
@@ -159,6 +181,9 @@ def _reuse(path: str, options: Options, credentials: remote_ops.Credentials) -> 
     repo = Repository(path, branch)
     try:
         remote_ops.fetch(repo, credentials)
+    except (remote_ops.AuthenticationError, remote_ops.HostKeyError) as error:
+        # A wrong password or key, or a host key to check, is for the user to fix now; the clone is kept.
+        raise FatalError(str(error)) from None
     except RemoteError as error:
         print(f"gitfs: warning: {error}; mounting the local clone, changes are pushed later", file=sys.stderr)
     return repo
@@ -218,7 +243,8 @@ class Mount:
 
     def pending(self) -> dict:
         """What is not on the remote yet, for the status file."""
-        queued = list(self.sync_worker.pending) + list(self.jobs.queue)  # snapshots; the worker owns both
+        queued = list(self.sync_worker.pending) + [job for job in list(self.jobs.queue)  # snapshots; the worker
+                                                   if job is not None]                 # owns both (None: a wake-up)
         return {"commits_not_pushed": self.repo.count_ahead(),
                 "changes_not_committed": len(job_paths(queued) | set(self.handles.dirty_paths()))}
 
@@ -278,43 +304,73 @@ class Mount:
 
 def run(options: Options) -> int:
     boot_environment()
-    owner = resolve_owner(options)
-    check_mount_point(options.mount_point)
-    check_fuse()
-    if options.max_open_files != -1:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (options.max_open_files, options.max_open_files))
-    credentials = credentials_of(options)
-    repo = prepare_clone(options, credentials)
-    check_branch(repo, options)
-    install_extra_ignores(repo.path, options.ignore_file, options.hard_ignore)
-    if options.foreground:
-        logs.configure(options.log, options.log_level, foreground=True)
-        return _serve(options, repo, owner, credentials, on_ready=_notify_systemd)
-    return _daemonize(options, repo, owner, credentials)
+    # First: a startup error then reaches the log as well as stderr (cli prints it).
+    logs.configure(options.log, options.log_level, foreground=options.foreground)
+    try:
+        owner = resolve_owner(options)
+        check_mount_point(options.mount_point)
+        check_fuse()
+        if options.max_open_files != -1:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (options.max_open_files, options.max_open_files))
+        credentials = credentials_of(options)
+        repo = prepare_clone(options, credentials)
+        check_branch(repo, options)
+        install_extra_ignores(repo.path, options.ignore_file, options.hard_ignore)
+        if options.foreground:
+            return _serve(options, repo, owner, credentials, on_ready=_notify_systemd)
+        return _daemonize(options, repo, owner, credentials)
+    except FatalError as error:
+        logs.startup_error(str(error))
+        raise
 
 
 def _serve(options, repo, owner, credentials, on_ready) -> int:
-    from mfusepy import FUSE
+    from gitfs.router import GitFSFUSE  # mfusepy's FUSE, answering READDIRPLUS
 
     mount = Mount(options, repo, owner, credentials, on_ready=on_ready)
     mount.sync_worker.commit_everything(recovered_jobs)  # left on disk by a crash
+    _sync_on_sigusr1(mount.sync_worker.sync_now)
     try:
-        FUSE(mount.router, options.mount_point, raw_fi=True, **mount.fuse_options())
+        GitFSFUSE(mount.router, options.mount_point, raw_fi=True, **mount.fuse_options())
     except RuntimeError as error:
         raise FatalError(f"cannot mount on {options.mount_point}: libfuse error {error}") from None
     return 0
 
 
+def _sync_on_sigusr1(sync_now) -> None:
+    """`kill -USR1 PID` syncs now.
+
+    The main thread sits in libfuse's C loop for the life of the mount, so a
+    Python signal handler would only run after unmount. Instead SIGUSR1 is
+    blocked here, before libfuse starts its threads (they inherit the mask), and
+    a small thread takes it with sigwait().
+    """
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+
+    def wait_for_signals() -> None:
+        while True:
+            signal.sigwait({signal.SIGUSR1})
+            log.info("SIGUSR1: syncing now")
+            sync_now()
+
+    threading.Thread(target=wait_for_signals, name="SignalWaiter", daemon=True).start()
+
+
 def _notify_systemd() -> None:
-    """READY=1 to $NOTIFY_SOCKET (Type=notify units), without a systemd library."""
+    """READY=1 to $NOTIFY_SOCKET (Type=notify units), without a systemd library.
+
+    Called once the mount answers (FUSE init), in the process that serves it."""
     address = os.environ.get("NOTIFY_SOCKET")
     if not address:
         return
-    if address.startswith("@"):
+    if address.startswith("@"):  # an abstract socket
         address = "\0" + address[1:]
-    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
-        sock.connect(address)
-        sock.sendall(b"READY=1")
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+            sock.connect(address)
+            sock.sendall(b"READY=1\nSTATUS=mounted\n")
+    except OSError as error:
+        log.warning("cannot notify systemd at NOTIFY_SOCKET=%s: %s", os.environ["NOTIFY_SOCKET"], error)
 
 
 def _daemonize(options, repo, owner, credentials) -> int:
@@ -327,8 +383,6 @@ def _daemonize(options, repo, owner, credentials) -> int:
     os.setsid()
     status = 1
     try:
-        logs.configure(options.log, options.log_level, foreground=False)
-
         def ready():
             _notify_systemd()
             os.write(write_end, b"ok\n")
@@ -336,12 +390,14 @@ def _daemonize(options, repo, owner, credentials) -> int:
             _detach_stdio()
 
         status = _serve(options, repo, owner, credentials, on_ready=ready)
-    except FatalError as error:
+    except FatalError as error:  # the parent logs it and prints it
         _tell_parent(write_end, str(error))
     except Exception as error:  # noqa: BLE001 - the child must report, never print a traceback
         log.exception("mount failed")
         _tell_parent(write_end, f"mount failed: {error}")
     finally:
+        log.info("gitfs daemon exits with status %d", status)
+        logging.shutdown()
         os._exit(status)
 
 

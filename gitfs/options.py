@@ -59,9 +59,16 @@ class Options:
     history_path: str = "history"
     current_path: str = "current"
     username: str = ""
-    password: str = ""
+    password: str = ""  # shows in ps: password_file or $GITFS_PASSWORD keep it out
+    password_file: str = ""
     ssh_key: str = ""
     ssh_user: str = ""
+    ssh_public_key: str = ""  # "" = KEY.pub if present, else derived from the private key
+    ssh_key_passphrase: str = ""
+    ssh_key_passphrase_file: str = ""
+    ssh_known_hosts: str = ""  # "" = ~/.ssh/known_hosts
+    ssh_strict_host_key_checking: bool = True
+    ssl_ca_file: str = ""
     sentry_dsn: str = ""  # accepted for compatibility; GitFS sends nothing anywhere
     read_only: bool = False  # the mount word `ro`
 
@@ -170,6 +177,9 @@ def _validate(options: Options) -> None:
         raise FatalError("options current_path and history_path must differ")
     if options.branch is not None and not options.branch.strip():
         raise FatalError("option branch: must not be empty")
+    for secret in ("password", "ssh_key_passphrase"):
+        if getattr(options, secret) and getattr(options, secret + "_file"):
+            raise FatalError(f"options {secret} and {secret}_file: give only one")
     if not options.remote_url:
         raise FatalError("missing REMOTE_URL")
     if not options.mount_point:
@@ -233,7 +243,18 @@ options (default):
   max_open_files=N       RLIMIT_NOFILE for the daemon (-1: unchanged)
   current_path=NAME      name of the working tree folder (current)
   history_path=NAME      name of the history folder (history)
-  username=U, password=P HTTP(S) credentials
-  ssh_key=FILE           SSH private key (alias key); ssh_user=NAME
+remotes (see README, "Remotes and credentials"):
+  username=U             HTTP(S) user (the one in the URL)
+  password_file=FILE     HTTP(S) password, first line of FILE; or $GITFS_PASSWORD;
+                         password=P works too but shows in ps
+  ssl_ca_file=FILE       extra CA certificate(s) for HTTPS (system CAs)
+  ssh_key=FILE           SSH private key, alias key (ssh-agent, then
+                         ~/.ssh/id_ed25519, id_ecdsa, id_rsa)
+  ssh_public_key=FILE    its public key (KEY.pub if present, else derived)
+  ssh_key_passphrase_file=FILE  passphrase of ssh_key, first line of FILE; or
+                         $GITFS_SSH_KEY_PASSPHRASE; ssh_key_passphrase=P shows in ps
+  ssh_user=NAME          SSH user (the one in the URL, else the current user)
+  ssh_known_hosts=FILE   trusted host keys (~/.ssh/known_hosts)
+  ssh_strict_host_key_checking=no  accept unknown or changed host keys (yes)
 Mount words such as rw, ro, nofail, _netdev, noauto, x-systemd.* are accepted.
 """

@@ -1,22 +1,45 @@
 """Router: the one fusepy Operations object. Matches a path to a view and calls it.
 
-Views are built by `make_view(kind, groups)` (see mount.py) and kept in an LRU
-keyed by the matched prefix. Views hold no per-open-file state, so evicting
-one never loses an open file (that lives in the HandleTable).
+Views are built by `make_view(kind, prefix, groups)` (see mount.py) and kept in
+an LRU keyed by (kind, matched prefix). Views hold no per-open-file state, so
+evicting one never loses an open file (that lives in the HandleTable).
+
+Performance (issue 6): one FUSE round trip costs ~40 µs in this binding, far
+more than any lookup GitFS does, so the levers are fewer round trips:
+`GitFSFUSE` answers READDIRPLUS with full attributes for the read-only views
+that can give them cheaply (history/, days, commit folders), so `ls -l` and
+`ls -R` need no LOOKUP per entry; `init_with_config` sets the kernel cache
+timeouts and asks for READDIRPLUS on every readdir call.
 """
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import functools
 import logging
 from typing import Callable
 
+import mfusepy
 from mfusepy import FuseOSError, Operations
 
 from gitfs.routes import Route
 
 log = logging.getLogger(__name__)
+
+# Kernel cache timeouts, global in libfuse's high-level API (they cover current/ too).
+# current/ must show a remote change within fetch_timeout + 1 s (the fetch writes the
+# working tree behind the kernel's back), and its own writes at once (the kernel
+# invalidates what it writes itself): 1 s for entries and attributes, and no
+# negative caching (a name that appears remotely must not stay "missing"). history/
+# is immutable, but READDIRPLUS refreshes its entries on every listing, so longer
+# timeouts there would buy little.
+ENTRY_TIMEOUT = 1.0
+ATTR_TIMEOUT = 1.0
+NEGATIVE_TIMEOUT = 0.0
+FUSE_CAP_READDIRPLUS_AUTO = 1 << 14  # fuse_common.h; cleared: every readdir call is "plus"
+FUSE_READDIR_PLUS = 1  # enum fuse_readdir_flags
+FUSE_FILL_DIR_PLUS = 2  # enum fuse_fill_dir_flags
 
 
 class Router(Operations):
@@ -28,17 +51,24 @@ class Router(Operations):
         self._touch = touch
         self._on_init = on_init
         self._on_destroy = on_destroy
-        self._view = functools.lru_cache(maxsize=cache_size)(make_view)
+        self._make_view = make_view
+        self._patterns = {route.kind: route.pattern for route in routes}
+        self._matchers = [(route.pattern.match, route.kind) for route in routes]
+        # Keyed by (kind, prefix) only: the groups follow from the prefix.
+        self._view = functools.lru_cache(maxsize=cache_size)(self._new_view)
+
+    def _new_view(self, kind: str, prefix: str):
+        groups = self._patterns[kind].match(prefix).groupdict()
+        return self._make_view(kind, prefix, tuple(sorted(groups.items())))
 
     def resolve(self, path: str):
         """(view, path relative to the view) for a mount path."""
         self._touch()
-        for route in self.routes:
-            match = route.pattern.match(path)
+        for match_route, kind in self._matchers:
+            match = match_route(path)
             if match:
-                prefix = match.group(0)
-                view = self._view(route.kind, prefix, tuple(sorted(match.groupdict().items())))
-                return view, path[len(prefix):] or "/"
+                prefix = match.group()
+                return self._view(kind, prefix), path[len(prefix):] or "/"
         raise FuseOSError(errno.ENOENT)
 
     def _call(self, operation: str, path: str, *args):
@@ -60,6 +90,20 @@ class Router(Operations):
     def init(self, path):
         self._on_init()
 
+    def init_with_config(self, conn_info, config_3):
+        if config_3 is not None:
+            config_3.entry_timeout = ENTRY_TIMEOUT
+            config_3.attr_timeout = ATTR_TIMEOUT
+            config_3.negative_timeout = NEGATIVE_TIMEOUT
+            # Keep a file's cached pages across opens while its mtime and size are
+            # unchanged (a remote change replaces the file: new mtime, cache dropped).
+            config_3.auto_cache = 1
+        if conn_info is not None:
+            # READDIRPLUS on every call, not just the first of a directory: the entries
+            # of a big day then all arrive with their attributes.
+            conn_info.want &= ~FUSE_CAP_READDIRPLUS_AUTO
+        self.init("/")
+
     def destroy(self, path):
         self._on_destroy()
 
@@ -70,6 +114,14 @@ class Router(Operations):
 
     def readdir(self, path, fh):
         return self._call("readdir", path, fh)
+
+    def _readdir_plus(self, path: str, fh):
+        """[(name, attrs or None)] where the view can give attributes cheaply, else readdir's names."""
+        view, relative = self.resolve(path)
+        plus = getattr(view, "_readdir_plus", None)
+        if plus is None:
+            return view.readdir(relative, fh)
+        return plus(relative)
 
     def readlink(self, path):
         return self._call("readlink", path)
@@ -120,6 +172,7 @@ class Router(Operations):
     def open(self, path, fi):
         view, relative = self.resolve(path)
         fi.fh = view.open(relative, fi.flags)
+        _skip_flush(fi)
         if getattr(view, "kernel_cache", False):
             fi.keep_cache = 1  # immutable history: keep pages across opens
         if getattr(view, "direct_io", False):
@@ -129,6 +182,7 @@ class Router(Operations):
     def create(self, path, mode, fi=None):
         view, relative = self.resolve(path)
         fi.fh = view.create(relative, mode, fi.flags)
+        _skip_flush(fi)
         return 0
 
     def read(self, path, size, offset, fh):
@@ -145,3 +199,64 @@ class Router(Operations):
 
     def release(self, path, fh):
         return self._call("release", path, fh.fh)
+
+
+# -- the FUSE binding ------------------------------------------------------------------
+
+class GitFSFUSE(mfusepy.FUSE):
+    """mfusepy's FUSE with READDIRPLUS answered (mfusepy always fills names only).
+
+    With a stat per entry and FUSE_FILL_DIR_PLUS, libfuse hands the kernel the
+    entry and its attributes in the READDIRPLUS reply, so the `lstat` that `ls -l`
+    and `ls -R` make of every entry is answered from the kernel's cache, without a
+    LOOKUP round trip. libfuse 3.14 drops the attributes of entries filled with
+    offset 0 (its buffered mode), so entries carry their position as offset and a
+    call resumes at the offset asked; the listing of a big directory is kept for
+    the calls that follow its first. Only with libfuse 3; elsewhere mfusepy's
+    readdir runs.
+    """
+
+    LISTINGS = 16  # directories whose listing is kept between the calls that read it
+
+    if mfusepy.fuse_version_major == 3:
+        def readdir_fuse_3(self, path, buf, filler, offset, fip, flags):
+            if not flags & FUSE_READDIR_PLUS:
+                return self._readdir(path, buf, filler, offset, fip)
+            decoded = path.decode(self.encoding, self.errors)
+            listings = self.__dict__.setdefault("_listings", {})
+            items = listings.get(decoded) if offset else None
+            if items is None:
+                items = self.operations._readdir_plus(decoded, fip.contents.fh)
+            encoding, errors, use_ns = self.encoding, self.errors, self.use_ns
+            stats: dict[int, mfusepy.c_stat] = {}  # attrs dicts are often shared: fill each once
+            position = offset
+            for item in items[offset:]:
+                position += 1
+                if isinstance(item, str):
+                    name, attrs = item, None
+                else:
+                    name, attrs = item[0], item[1]
+                if attrs is None:
+                    full = filler(buf, name.encode(encoding, errors), None, position, 0)
+                else:
+                    st = stats.get(id(attrs))
+                    if st is None:
+                        st = stats[id(attrs)] = mfusepy.c_stat()
+                        mfusepy.set_st_attrs(st, attrs, use_ns=use_ns)
+                    full = filler(buf, name.encode(encoding, errors), ctypes.byref(st), position, FUSE_FILL_DIR_PLUS)
+                if full:  # the kernel's buffer is full: it asks again from this entry's offset
+                    break
+            if not offset:
+                # Kept for the calls that follow (the next page, and the last one that finds
+                # the end): they come at once, on the same open directory, and an offset > 0
+                # is only ever asked after an offset 0 that refreshed this.
+                if len(listings) >= self.LISTINGS:
+                    listings.clear()
+                listings[decoded] = items
+            return 0
+
+
+def _skip_flush(fi) -> None:
+    """No view does anything on flush: spare the kernel that round trip at every close."""
+    if hasattr(fi, "noflush"):  # libfuse >= 3.11
+        fi.noflush = 1

@@ -16,14 +16,31 @@ def _result(entry) -> str:
     return text + (f": {entry['error']}" if entry.get("error") else "")
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
+def _summary(state: dict) -> str:
+    pending = state.get("pending", {})
+    not_pushed, not_committed = pending.get("commits_not_pushed", 0), pending.get("changes_not_committed", 0)
+    failing = [what for what in ("fetch", "push")
+               if (state.get(f"last_{what}") or {}).get("result") == "failed"]
+    if failing:
+        return f"state:       {' and '.join(failing)} failing; changes are kept locally and retried"
+    if not_pushed or not_committed:
+        return "state:       syncing (changes waiting for the quiet period or the next push)"
+    return "state:       in sync"
+
+
 def format_status(state: dict) -> str:
     pending = state.get("pending", {})
     lines = [
+        _summary(state),
         f"remote:      {state['remote']} (branch {state['branch']})",
         f"last fetch:  {_result(state.get('last_fetch'))}",
         f"last push:   {_result(state.get('last_push'))}",
-        f"pending:     {pending.get('commits_not_pushed', 0)} commits not pushed, "
-        f"{pending.get('changes_not_committed', 0)} changes not committed",
+        f"pending:     {_count(pending.get('commits_not_pushed', 0), 'commit')} not pushed, "
+        f"{_count(pending.get('changes_not_committed', 0), 'change')} not committed",
     ]
     error = state.get("last_error")
     if error:

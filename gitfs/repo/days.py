@@ -34,12 +34,38 @@ class CommitDays:
         self._indexed_tip: Optional[pygit2.Oid] = None
         self._days: dict[str, list[tuple[int, str]]] = {}  # day -> [(time, name)], oldest first
         self._commits: dict[tuple[str, str], tuple[pygit2.Oid, int]] = {}  # (day, name) -> (oid, time)
+        self._sorted: Optional[list[str]] = None  # days newest first; None once the index changes
 
     def days(self) -> list[str]:
         """Days with commits, newest first."""
         with self._lock:
             self._refresh()
-            return sorted(self._days, reverse=True)
+            return list(self._newest_first())
+
+    def spans(self) -> list[tuple[str, tuple[int, int]]]:
+        """(day, (first, last) commit time) of every day, newest first."""
+        with self._lock:
+            self._refresh()
+            return [(day, (self._days[day][0][0], self._days[day][-1][0])) for day in self._newest_first()]
+
+    def newest_time(self) -> Optional[int]:
+        """Commit time of the newest commit (by day, then time), or None without commits."""
+        with self._lock:
+            self._refresh()
+            days = self._newest_first()
+            return self._days[days[0]][-1][0] if days else None
+
+    def entries(self, day: str) -> Optional[list[tuple[str, int]]]:
+        """(name, commit time) of a day's commits, oldest first; None for a day without commits."""
+        with self._lock:
+            self._refresh()
+            entries = self._days.get(day)
+            return None if entries is None else [(name, timestamp) for timestamp, name in entries]
+
+    def _newest_first(self) -> list[str]:
+        if self._sorted is None:
+            self._sorted = sorted(self._days, reverse=True)
+        return self._sorted
 
     def names(self, day: str) -> Optional[list[str]]:
         """Commit folder names of a day, oldest first; None for a day without commits."""
@@ -65,6 +91,7 @@ class CommitDays:
         tip = self._tip()
         if tip == self._indexed_tip:
             return
+        self._sorted = None
         if self._indexed_tip is None or tip is None or not self._is_ancestor(self._indexed_tip, tip):
             self._days, self._commits = {}, {}
             hide = None

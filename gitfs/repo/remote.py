@@ -1,22 +1,39 @@
-"""Network side of the git core: clone, fetch and push, with credentials.
+"""Network side of the git core: clone, fetch and push.
 
 Every function here may block on the network; none is ever called from a FUSE
-callback (see sync/state.py).
+callback (see sync/state.py). What to offer the server and whom to trust is in
+credentials.py; every failure here becomes one RemoteError line that says which
+(unreachable, authentication refused, host key, repository not found), without
+credentials in it.
 """
 
 from __future__ import annotations
 
-import os
 import re
-from dataclasses import dataclass
 from typing import Optional
 
 import pygit2
 
+from gitfs.repo.credentials import AuthenticationError, Credentials, HostKeyError, _Callbacks
 from gitfs.repo.errors import PushRejected, RemoteError
 from gitfs.repo.repository import REMOTE_NAME, Repository, branch_ref, remote_ref
 
+__all__ = ["Credentials", "AuthenticationError", "HostKeyError", "RemoteUnreachable", "RepositoryNotFound",
+           "BranchNotFound", "redact_url", "clone", "remote_branches", "fetch", "push"]
+
 _CREDENTIALS_IN_URL = re.compile(r"(://)[^/@]*@")
+
+
+class RemoteUnreachable(RemoteError):
+    """No connection: unknown host, refused, timed out, server down."""
+
+
+class RepositoryNotFound(RemoteError):
+    """The server answered but has no such repository (or does not export it)."""
+
+
+class BranchNotFound(RemoteError):
+    """The repository has no such branch."""
 
 
 def redact_url(url: str) -> str:
@@ -24,69 +41,63 @@ def redact_url(url: str) -> str:
     return _CREDENTIALS_IN_URL.sub(r"\1", url)
 
 
-@dataclass(frozen=True)
-class Credentials:
-    username: str = ""
-    password: str = ""
-    ssh_key: str = ""
-    ssh_user: str = ""
+# Lower-case fragments of libgit2/libssh2/server messages, most specific first.
+_NOT_FOUND = ("does not appear to be a git repository", "repository not exported", "repository not found",
+              "http status code: 404", "could not find repository", "not a git repository",
+              "failed to resolve path", "no such file or directory")
+_UNREACHABLE = ("failed to connect", "failed to resolve address", "connection refused", "timed out",
+                "no route to host", "network is unreachable", "connection reset", "failed to start ssh session",
+                "unable to exchange encryption keys", "failed to send request", "failed to receive",
+                "unexpected disconnect", "early eof", "hung up", "could not read from remote",
+                "connection closed", "broken pipe", "http status code: 502", "http status code: 503",
+                "http status code: 504")
+_AUTH = ("authentication", "http status code: 401", "http status code: 403", "permission denied")
 
 
-class _Callbacks(pygit2.RemoteCallbacks):
-    """Answers credential requests and records refs the server refused."""
-
-    def __init__(self, credentials: Credentials):
-        super().__init__()
-        self._credentials = credentials
-        self._asked = 0
-        self.rejected: dict[str, str] = {}
-
-    def credentials(self, url, username_from_url, allowed_types):
-        # libgit2 asks again after a refusal; answering forever would loop.
-        self._asked += 1
-        if self._asked > 3:
-            raise RemoteError("authentication failed")
-        creds = self._credentials
-        if allowed_types & pygit2.enums.CredentialType.USERPASS_PLAINTEXT and creds.password:
-            return pygit2.UserPass(creds.username or username_from_url or "", creds.password)
-        if allowed_types & pygit2.enums.CredentialType.SSH_KEY:
-            user = creds.ssh_user or username_from_url or os.environ.get("USER", "git")
-            key = creds.ssh_key or os.path.expanduser("~/.ssh/id_rsa")
-            public = key + ".pub" if os.path.exists(key + ".pub") else None
-            if creds.ssh_key or os.path.exists(key):
-                return pygit2.Keypair(user, public, key, "")
-            return pygit2.KeypairFromAgent(user)
-        if allowed_types & pygit2.enums.CredentialType.USERNAME:
-            return pygit2.Username(creds.ssh_user or username_from_url or "git")
-        raise RemoteError("the server asks for credentials (give username= and password=)")
-
-    def push_update_reference(self, refname, message):
-        if message:
-            self.rejected[refname] = message
-
-
-def _describe(error: Exception, url: str) -> str:
+def _describe(error: Exception) -> str:
     text = str(error).strip() or error.__class__.__name__
-    return redact_url(text.splitlines()[0])
+    return redact_url(" ".join(text.split()))
+
+
+def _failure(error: Exception, action: str, url: str) -> RemoteError:
+    """`ACTION URL failed: WHY` as the RemoteError subclass that says which."""
+    head = f"{action} {redact_url(url)} failed"
+    if isinstance(error, (AuthenticationError, HostKeyError)):
+        return type(error)(f"{head}: {_describe(error)}")
+    text = _describe(error)
+    lower = text.lower()
+    if isinstance(error, RemoteError):
+        return RemoteError(f"{head}: {text}")
+    if any(word in lower for word in _NOT_FOUND):
+        return RepositoryNotFound(f"{head}: repository not found ({text})")
+    if any(word in lower for word in _UNREACHABLE):
+        return RemoteUnreachable(f"{head}: cannot reach the server ({text})")
+    if any(word in lower for word in _AUTH):
+        return AuthenticationError(f"{head}: authentication refused ({text})")
+    return RemoteError(f"{head}: {text}")
+
+
+_ERRORS = (pygit2.GitError, ValueError, KeyError, OSError, RemoteError)
 
 
 def clone(url: str, path: str, branch: Optional[str], credentials: Credentials) -> None:
     try:
-        pygit2.clone_repository(url, path, checkout_branch=branch, callbacks=_Callbacks(credentials))
-    except (pygit2.GitError, ValueError, KeyError, RemoteError) as error:
-        text = _describe(error, url)
-        if branch and ("reference" in text or "not found" in text.lower() and branch in text):
-            raise RemoteError(f"branch {branch!r} does not exist on {redact_url(url)}") from None
-        raise RemoteError(f"cannot clone {redact_url(url)}: {text}") from None
+        pygit2.clone_repository(url, path, checkout_branch=branch, callbacks=_Callbacks(credentials, url))
+    except _ERRORS as error:
+        text = _describe(error)
+        if branch and not isinstance(error, RemoteError) and (
+                "reference" in text or "not found" in text.lower() and branch in text):
+            raise BranchNotFound(f"branch {branch!r} does not exist on {redact_url(url)}") from None
+        raise _failure(error, "clone of", url) from None
 
 
 def remote_branches(repo: Repository, credentials: Credentials) -> tuple[Optional[str], set[str]]:
     """(default branch, all branch names) as the remote advertises them."""
     remote = repo.git.remotes[REMOTE_NAME]
     try:
-        heads = remote.list_heads(callbacks=_Callbacks(credentials))
-    except (pygit2.GitError, RemoteError) as error:
-        raise RemoteError(f"cannot reach {redact_url(remote.url)}: {_describe(error, remote.url)}") from None
+        heads = remote.list_heads(callbacks=_Callbacks(credentials, remote.url))
+    except _ERRORS as error:
+        raise _failure(error, "listing branches of", remote.url) from None
     default, names = None, set()
     for head in heads:
         if head.name == "HEAD" and head.symref_target:
@@ -101,12 +112,11 @@ def fetch(repo: Repository, credentials: Credentials) -> Optional[pygit2.Oid]:
     remote = repo.git.remotes[REMOTE_NAME]
     refspec = f"+{branch_ref(repo.branch)}:{remote_ref(repo.branch)}"
     try:
-        remote.fetch([refspec], callbacks=_Callbacks(credentials))
-    except (pygit2.GitError, RemoteError) as error:
-        message = _describe(error, remote.url)
-        if "couldn't find remote ref" in message:
+        remote.fetch([refspec], callbacks=_Callbacks(credentials, remote.url))
+    except _ERRORS as error:
+        if "couldn't find remote ref" in _describe(error):
             return None
-        raise RemoteError(f"fetch from {redact_url(remote.url)} failed: {message}") from None
+        raise _failure(error, "fetch from", remote.url) from None
     return repo.remote_tip()
 
 
@@ -115,16 +125,15 @@ def push(repo: Repository, credentials: Credentials) -> pygit2.Oid:
     remote = repo.git.remotes[REMOTE_NAME]
     tip = repo.branch_tip()
     ref = branch_ref(repo.branch)
-    callbacks = _Callbacks(credentials)
+    callbacks = _Callbacks(credentials, remote.url)
     try:
         remote.push([f"{ref}:{ref}"], callbacks=callbacks)
-    except pygit2.GitError as error:
-        message = _describe(error, remote.url)
-        if "non-fast-forward" in message or "not present locally" in message or "rejected" in message:
+    except _ERRORS as error:
+        message = _describe(error)
+        if not isinstance(error, RemoteError) and (
+                "non-fast-forward" in message or "not present locally" in message or "rejected" in message):
             raise PushRejected(f"push to {redact_url(remote.url)} rejected: {message}") from None
-        raise RemoteError(f"push to {redact_url(remote.url)} failed: {message}") from None
-    except RemoteError as error:
-        raise RemoteError(f"push to {redact_url(remote.url)} failed: {error}") from None
+        raise _failure(error, "push to", remote.url) from None
     if callbacks.rejected:
         reason = "; ".join(callbacks.rejected.values())
         raise PushRejected(f"push to {redact_url(remote.url)} rejected: {reason}")

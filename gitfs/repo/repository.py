@@ -12,6 +12,7 @@ writes (index, commits, refs, working tree); FUSE threads only read objects.
 from __future__ import annotations
 
 import bisect
+import logging
 import os
 import stat
 import threading
@@ -22,8 +23,19 @@ import pygit2
 
 from gitfs.repo.errors import GitCoreError, NotADirectory, PathNotFound
 
+log = logging.getLogger(__name__)
+
 REMOTE_NAME = "origin"
 MAX_HANDLES = 64
+# libgit2's object cache (trees and commits; blobs are never cached) is bounded by a
+# process-wide byte count, 256 MiB by default: ls -R of a big history filled it and
+# the daemon's memory grew with every listing. 4 MiB keeps the hot trees.
+OBJECT_CACHE_BYTES = 4 * 1024 * 1024
+# Pack files are read through mmap'd windows, 1 GiB each and kept until 8 GiB by
+# default: reading a 100 MB packed blob left 100 MB mapped in the daemon for good.
+MWINDOW_BYTES = 32 * 1024 * 1024
+MWINDOW_MAPPED_BYTES = 64 * 1024 * 1024
+BLOB_SIZES = 16384  # blob sizes remembered by oid (a tree's unchanged files repeat across commits)
 KEEP_FILE = ".keep"
 GIT_DIR = ".git"
 
@@ -59,6 +71,10 @@ class Repository:
         self.branch = branch
         self._handles: dict[int, pygit2.Repository] = {}
         self._handles_lock = threading.Lock()
+        self._sizes: dict[pygit2.Oid, int] = {}  # blob oid -> size, bounded by BLOB_SIZES
+        pygit2.settings.cache_max_size(OBJECT_CACHE_BYTES)
+        pygit2.settings.mwindow_size = MWINDOW_BYTES
+        pygit2.settings.mwindow_mapped_limit = MWINDOW_MAPPED_BYTES
 
     # -- handles -----------------------------------------------------------
 
@@ -79,8 +95,24 @@ class Repository:
 
     def index(self) -> pygit2.Index:
         """This thread's index, reloaded if another thread's handle wrote it since."""
+        try:
+            index = self.git.index
+            index.read(False)
+        except pygit2.GitError as error:
+            return self._rebuild_index(error)
+        return index
+
+    def _rebuild_index(self, error: Exception) -> pygit2.Index:
+        """A corrupt index (garbage, a torn write) holds nothing the branch tip and the
+        working tree do not: rebuild it from the tip; pending changes are staged again."""
+        log.warning("the index of %s is unreadable (%s); rebuilding it from the branch", self.path, error)
+        os.unlink(os.path.join(self.path, GIT_DIR, "index"))
         index = self.git.index
         index.read(False)
+        tip = self.branch_tip()
+        if tip is not None:
+            index.read_tree(self.git[tip].tree)
+        index.write()
         return index
 
     def full_path(self, relative: str) -> str:
@@ -132,43 +164,70 @@ class Repository:
         for commit in walker:
             yield commit.id, commit.commit_time
 
-    def tree_item(self, commit_oid: pygit2.Oid, parts: Iterable[str]) -> TreeItem:
+    def root_tree(self, commit_oid: pygit2.Oid) -> pygit2.Oid:
+        return self.git[commit_oid].tree_id
+
+    def tree_item(self, commit_oid: pygit2.Oid, parts: Iterable[str], *,
+                  root: Optional[pygit2.Oid] = None) -> TreeItem:
         """The entry at `parts` (path components) of a commit's tree, or PathNotFound.
 
-        Walks one component at a time: O(depth), never a scan of the tree.
+        Walks one component at a time: O(depth), never a scan of the tree. `root`, the
+        commit's tree oid if the caller knows it, saves parsing the commit.
         """
-        tree = self.git[commit_oid].tree
-        item = TreeItem("", FILEMODE_TREE, tree.id)
+        git = self.git
+        tree_oid = root if root is not None else git[commit_oid].tree_id
+        item = TreeItem("", FILEMODE_TREE, tree_oid)
+        tree = None
         for part in parts:
             if item.mode != FILEMODE_TREE:
                 raise NotADirectory(part)
+            tree = git[item.oid] if tree is None else tree
             try:
                 entry = tree[part]
             except KeyError:
                 raise PathNotFound(part) from None
             item = TreeItem(part, entry.filemode, entry.id)
-            if entry.filemode == FILEMODE_TREE:
-                tree = self.git[entry.id]
+            tree = None
         if item.mode in (FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK):
-            item = TreeItem(item.name, item.mode, item.oid, self._blob_size(item.oid))
+            item = TreeItem(item.name, item.mode, item.oid, self.blob_size(item.oid))
         return item
 
-    def _blob_size(self, oid: pygit2.Oid) -> int:
-        # read_header gives the size without inflating the blob.
-        _type, size = self.git.odb.read_header(oid)
+    def blob_size(self, oid: pygit2.Oid) -> int:
+        size = self._sizes.get(oid)
+        if size is None:
+            # read_header gives the size without inflating the blob.
+            _type, size = self.git.odb.read_header(oid)
+            if len(self._sizes) >= BLOB_SIZES:
+                self._sizes.clear()  # atomic; cheaper than an LRU's bookkeeping on every hit
+            self._sizes[oid] = size
         return size
 
     def list_tree(self, tree_oid: pygit2.Oid) -> list[str]:
         return [entry.name for entry in self.git[tree_oid]]
 
-    def list_tree_items(self, tree_oid: pygit2.Oid) -> list[TreeItem]:
-        return [TreeItem(entry.name, entry.filemode, entry.id) for entry in self.git[tree_oid]]
+    def list_tree_items(self, tree_oid: pygit2.Oid, *, sizes: bool = False) -> list[TreeItem]:
+        """Every entry of a tree; with sizes=True, blobs and links carry their size."""
+        items = []
+        for entry in self.git[tree_oid]:
+            mode = entry.filemode
+            size = self.blob_size(entry.id) if sizes and mode in (FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK) else 0
+            items.append(TreeItem(entry.name, mode, entry.id, size))
+        return items
 
     def blob_bytes(self, oid: pygit2.Oid) -> bytes:
+        return bytes(self.blob_buffer(oid))
+
+    def blob_buffer(self, oid: pygit2.Oid) -> memoryview:
+        """A read-only view of the blob's bytes, inflated once, never copied.
+
+        The memoryview keeps the pygit2 Blob (and libgit2's buffer) alive until the
+        view is dropped; reading the bytes from another thread is safe (they are
+        immutable, and a blob is never in libgit2's object cache).
+        """
         obj = self.git[oid]
         if not isinstance(obj, pygit2.Blob):
             raise GitCoreError(f"{oid} is not a blob")
-        return obj.data
+        return memoryview(obj)
 
     # -- writing: index and commits (sync worker only) --------------------
 
@@ -195,8 +254,12 @@ class Repository:
                 index.remove_directory(relative)
             full = self.full_path(relative)
             try:
-                mode = os.lstat(full).st_mode
+                # A job's path may now run through a link (a directory replaced by a
+                # symlink, maybe a loop): then the path is gone, never followed.
+                mode = os.lstat(full).st_mode if self._parents_are_directories(relative) else None
             except (FileNotFoundError, NotADirectoryError):
+                mode = None
+            if mode is None:
                 continue
             if stat.S_ISDIR(mode):
                 self._stage_directory(index, relative, set(below))
@@ -204,6 +267,17 @@ class Repository:
                 if relative in tracked_set or not git.path_is_ignored(relative):
                     index.add(relative)
         index.write()
+
+    def _parents_are_directories(self, relative: str) -> bool:
+        parent = self.workdir
+        for part in relative.split("/")[:-1]:
+            parent = os.path.join(parent, part)
+            try:
+                if not stat.S_ISDIR(os.lstat(parent).st_mode):
+                    return False
+            except OSError:
+                return False
+        return True
 
     def _stage_directory(self, index, relative: str, tracked_below: set[str]) -> None:
         git = self.git
@@ -229,6 +303,7 @@ class Repository:
     def changed_paths(self) -> list[str]:
         """Working-tree paths that differ from the branch tip (ignored files excluded)."""
         git = self.git
+        self.index()  # repairs a corrupt index first: status reads it
         paths = []
         for path, flags in git.status(untracked_files="all").items():
             if flags & pygit2.enums.FileStatus.IGNORED or _is_git_dir_path(path):

@@ -52,7 +52,9 @@ class SyncWorker(threading.Thread):
         self._needs_sync = True  # push what a previous mount left unpushed
         self._stopping = threading.Event()
         self._woken = threading.Event()
+        self._forced = threading.Event()  # sync_now(): skip the quiet period and the retry back-off
         self._remote_moved = False
+        self._known_remote = repo.remote_tip()  # the remote's tip as last seen by this worker
 
     # -- lifecycle ----------------------------------------------------------
 
@@ -60,6 +62,11 @@ class SyncWorker(threading.Thread):
         """Sync now: the remote moved (fetch worker), SIGUSR1, or unmount."""
         self._woken.set()
         self.jobs.put(None)  # ends the wait in _collect at once; None is not a job
+
+    def sync_now(self) -> None:
+        """SIGUSR1: commit and push now, without waiting for sync_timeout of quiet."""
+        self._forced.set()
+        self.wake()
 
     def stop(self, timeout: float) -> None:
         self._stopping.set()
@@ -74,7 +81,15 @@ class SyncWorker(threading.Thread):
             if self._stopping.is_set():
                 break
             if self._due():
-                self._cycle()
+                try:
+                    self._cycle()
+                except (OSError, pygit2.GitError) as error:
+                    # Disk full, a lock left by someone else...: the jobs stay pending and
+                    # are retried; a dead worker would silently stop every later sync.
+                    self._failed(f"local commit failed: {error}")
+                except Exception:  # noqa: BLE001 - same reason; a bug, so with its traceback
+                    log.exception("sync cycle failed")
+                    self._failed("internal error")
 
     # -- scheduling ------------------------------------------------------------
 
@@ -109,7 +124,8 @@ class SyncWorker(threading.Thread):
     def _due(self) -> bool:
         if not (self.pending or self._needs_sync):
             return False
-        if self.state.quiet_for() < self.sync_timeout or time.monotonic() < self._retry_at:
+        forced = self._forced.is_set()
+        if not forced and (self.state.quiet_for() < self.sync_timeout or time.monotonic() < self._retry_at):
             return False
         # No commit while a file is open for writing, unless it has been open too
         # long; the remote's changes are brought in meanwhile (see _integrate).
@@ -122,6 +138,7 @@ class SyncWorker(threading.Thread):
 
     def _cycle(self) -> None:
         self._remote_moved = False
+        self._forced.clear()
         with self.state.frozen():
             if self.writers()[0] == 0:
                 self._commit_pending()
@@ -193,6 +210,7 @@ class SyncWorker(threading.Thread):
                 return True
             try:
                 self._push()
+                self._known_remote = local_tip
                 log.info("pushed %s", str(local_tip)[:10])
                 return True
             except PushRejected as rejected:
@@ -232,6 +250,9 @@ class SyncWorker(threading.Thread):
             self._commit_pending()
             local_tip = self.repo.branch_tip()
             git = self.repo.git
+            known, self._known_remote = self._known_remote, remote_tip
+            if local_tip is not None and known is not None and not self.repo.is_ancestor(known, remote_tip):
+                self._rescue(local_tip, remote_tip)
             if local_tip is None:
                 replay_tip, conflicts = remote_tip, []
             else:
@@ -253,6 +274,20 @@ class SyncWorker(threading.Thread):
             if self.status:
                 self.status.conflicts(conflicts, remote_tip)
         return True
+
+    def _rescue(self, local_tip: pygit2.Oid, remote_tip: pygit2.Oid) -> None:
+        """The remote's branch was rewritten (force-push, or deleted and recreated): the
+        replay below keeps the local work on the branch, and a rescue branch in the clone
+        keeps the local history as it was, in case the replay is not what the user wants."""
+        name = time.strftime("gitfs-rescue-%Y%m%d-%H%M%S")
+        while f"refs/heads/{name}" in self.repo.git.references:
+            name += "-1"
+        self.repo.git.create_reference(f"refs/heads/{name}", local_tip)
+        log.warning("the remote's branch %s was rewritten (now %s); the local work is replayed on it "
+                    "and kept as it was on branch %s in %s", self.repo.branch, str(remote_tip)[:10], name,
+                    self.repo.path)
+        if self.status:
+            self.status.conflicts([f"local history saved on branch {name}"], remote_tip)
 
     def final_sync(self, deadline: float) -> None:
         """At unmount: commit everything, then push if the remote answers in time."""

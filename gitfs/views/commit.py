@@ -1,14 +1,20 @@
 """history/<day>/<HH-MM-SS>-<sha10>/...: one commit's tree, read-only.
 
-Paths are looked up component by component. An open file keeps its blob on
-its handle (in the mount's HandleTable), so reading a big file in 128 KiB
-chunks inflates it once, not once per read.
+Paths are looked up component by component, from the commit's tree (its oid
+kept on the view, so no commit is parsed per call). An open file keeps its blob
+on its handle (in the mount's HandleTable), inflated on the first read, not at
+open: a file opened again while the kernel's page cache holds it (kept across
+opens, see router.open) costs no inflation at all. Reading a big file in 128 KiB
+chunks inflates it once, into a pygit2 Blob read through a memoryview, never
+copied whole; the blob is freed when the file is released.
 """
 
 from __future__ import annotations
 
 import errno
 import stat
+import threading
+from typing import Optional
 
 import pygit2
 from mfusepy import FuseOSError
@@ -17,6 +23,34 @@ from gitfs.handles import HandleTable, OpenFile
 from gitfs.repo.errors import NotADirectory, PathNotFound
 from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, FILEMODE_TREE, Repository, TreeItem
 from gitfs.views.base import NS, Owner, ReadOnlyView, directory_stat, is_write_open
+
+
+class LazyBlob:
+    """An open history file's bytes: inflated on the first read, dropped at release."""
+
+    __slots__ = ("_repo", "_oid", "_buffer", "_lock")
+
+    def __init__(self, repo: Repository, oid: pygit2.Oid):
+        self._repo = repo
+        self._oid = oid
+        self._buffer: Optional[memoryview] = None
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        return self._buffer is not None
+
+    def read(self, size: int, offset: int) -> bytes:
+        buffer = self._buffer
+        if buffer is None:
+            with self._lock:  # two threads reading at once inflate it once
+                if self._buffer is None:
+                    self._buffer = self._repo.blob_buffer(self._oid)
+                buffer = self._buffer
+        return bytes(buffer[offset:offset + size])
+
+    def release(self) -> None:
+        self._buffer = None  # the last reference: libgit2's buffer is freed now
 
 
 class CommitView(ReadOnlyView):
@@ -30,11 +64,19 @@ class CommitView(ReadOnlyView):
         self.handles = handles
         self.commit = commit
         self.commit_time = commit_time
+        self._root: Optional[pygit2.Oid] = None  # the commit's tree, read on first use
+
+    def _root_tree(self) -> pygit2.Oid:
+        if self._root is None:
+            self._root = self.repo.root_tree(self.commit)
+        return self._root
 
     def _item(self, path: str) -> TreeItem:
+        if path == "/":
+            return TreeItem("", FILEMODE_TREE, self._root_tree())
         parts = [part for part in path.split("/") if part]
         try:
-            return self.repo.tree_item(self.commit, parts)
+            return self.repo.tree_item(self.commit, parts, root=self._root_tree())
         except PathNotFound:
             raise FuseOSError(errno.ENOENT) from None
         except NotADirectory:
@@ -44,13 +86,15 @@ class CommitView(ReadOnlyView):
 
     def _under_submodule(self, parts: list[str]) -> bool:
         for depth in range(1, len(parts)):
-            mode = self.repo.tree_item(self.commit, parts[:depth]).mode
+            mode = self.repo.tree_item(self.commit, parts[:depth], root=self._root_tree()).mode
             if mode != FILEMODE_TREE:
                 return mode == FILEMODE_COMMIT
         return False
 
     def getattr(self, path, fh=None):
-        item = self._item(path)
+        return self._stat(self._item(path))
+
+    def _stat(self, item: TreeItem) -> dict:
         if item.mode in (FILEMODE_TREE, FILEMODE_COMMIT):  # a submodule shows as an empty folder
             return directory_stat(self.owner, self.commit_time)
         if item.mode == FILEMODE_LINK:
@@ -72,6 +116,23 @@ class CommitView(ReadOnlyView):
             raise FuseOSError(errno.ENOTDIR)
         return [".", "..", *self.repo.list_tree(item.oid)]
 
+    def _readdir_plus(self, path):
+        """readdir with each entry's attributes (see router.GitFSFUSE): one call, no LOOKUP per entry."""
+        item = self._item(path)
+        if item.mode == FILEMODE_COMMIT:
+            return [(".", None), ("..", None)]
+        if item.mode != FILEMODE_TREE:
+            raise FuseOSError(errno.ENOTDIR)
+        entries: list = [(".", None), ("..", None)]
+        folder = None  # one dict for every folder entry
+        for child in self.repo.list_tree_items(item.oid, sizes=True):
+            if child.mode in (FILEMODE_TREE, FILEMODE_COMMIT):
+                folder = folder or self._stat(child)
+                entries.append((child.name, folder))
+            else:
+                entries.append((child.name, self._stat(child)))
+        return entries
+
     def readlink(self, path):
         item = self._item(path)
         if item.mode != FILEMODE_LINK:
@@ -84,12 +145,14 @@ class CommitView(ReadOnlyView):
         item = self._item(path)
         if item.mode in (FILEMODE_TREE, FILEMODE_COMMIT):
             raise FuseOSError(errno.EISDIR)
-        return self.handles.add(OpenFile(path=path, data=self.repo.blob_bytes(item.oid)))
+        # OpenFile.data holds the lazily inflated blob (history blobs are not working-tree files).
+        return self.handles.add(OpenFile(path=path, data=LazyBlob(self.repo, item.oid)))
 
     def read(self, path, size, offset, fh):
-        data = self.handles.get(fh).data
-        return data[offset:offset + size]
+        return self.handles.get(fh).data.read(size, offset)
 
     def release(self, path, fh):
-        self.handles.pop(fh)
+        open_file = self.handles.pop(fh)
+        if open_file is not None:
+            open_file.data.release()
         return 0

@@ -39,7 +39,22 @@ class HistoryView(ReadOnlyView):
             raise FuseOSError(errno.ENOENT)
         return [".", "..", *names]
 
+    def _readdir_plus(self, path):
+        """readdir with each folder's attributes (see router.GitFSFUSE): no LOOKUP per entry after."""
+        entries: list = [(".", None), ("..", None)]
+        if self.day is None:
+            if path != "/":
+                raise FuseOSError(errno.ENOENT)
+            for day, (first, last) in self.days.spans():
+                entries.append((day, directory_stat(self.owner, last, first)))
+            return entries
+        commits = self.days.entries(self.day)
+        if commits is None or path != "/":
+            raise FuseOSError(errno.ENOENT)
+        for name, timestamp in commits:
+            entries.append((name, directory_stat(self.owner, timestamp)))
+        return entries
+
     def _newest_time(self) -> int:
-        days = self.days.days()
-        span = self.days.span(days[0]) if days else None
-        return span[1] if span else self.mount_time or int(time.time())
+        newest = self.days.newest_time()
+        return newest if newest is not None else self.mount_time or int(time.time())

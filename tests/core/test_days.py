@@ -129,3 +129,20 @@ def test_same_second_commits_are_listed_parents_first(tmp_path, local_timezone):
     shas = [remote.commit({"f": str(i)}, date="2020-01-02T09:00:00+0000") for i in range(4)]
     _repo, days = days_of(remote)
     assert days.names("2020-01-02") == ["09-00-00-" + sha[:10] for sha in shas]
+
+
+def test_spans_entries_and_newest_time_follow_the_branch(dated):
+    _repo, days = days_of(dated)
+    one, two, three, four = (expected(dated, sha) for sha in dated.shas)
+    times = [commit_time(dated, sha) for sha in dated.shas]
+    assert days.spans() == [("2020-02-10", (times[3], times[3])), ("2020-01-05", (times[2], times[2])),
+                            ("2020-01-02", (times[0], times[1]))]
+    assert days.entries("2020-01-02") == [(one[1], times[0]), (two[1], times[1])]
+    assert days.entries("2020-01-03") is None
+    assert days.newest_time() == times[3]
+    # The sorted days are cached: a new commit must still show at once.
+    sha = dated.commit({"f": "5"}, "five", date="2020-03-01T12:00:00+0000")
+    day, name = expected(dated, sha)
+    assert days.days()[0] == day == "2020-03-01"
+    assert days.spans()[0][0] == day and days.entries(day) == [(name, commit_time(dated, sha))]
+    assert days.newest_time() == commit_time(dated, sha)

@@ -369,3 +369,32 @@ def test_history_follows_new_commits_on_the_remote(remote, mount_gitfs):
     wait_for(listed, timeout=20, message="the new commit in history/")
     assert (mount.history / day / name / "fresh").read_text() == "new\n"
     assert (mount.current / "fresh").read_text() == "new\n"
+
+
+def test_big_history_folder_lists_every_entry_with_its_attributes(remote, mount_gitfs):
+    # 1500 entries take several READDIRPLUS replies: each resumes at the offset the kernel asks.
+    files = {f"many/f{number:04d}.txt": "x" * (number % 97) for number in range(1500)}
+    sha = remote.commit(files, "many files")
+    mount = mount_gitfs(remote)
+    day, name = folder(remote, sha)
+    many = mount.history / day / name / "many"
+    for _ in range(2):  # the second listing comes from the same kernel inodes
+        listed = sorted(os.listdir(many))
+        assert listed == sorted(os.path.basename(path) for path in files)
+        for entry in os.scandir(many):
+            st = entry.stat(follow_symlinks=False)
+            assert stat.S_ISREG(st.st_mode) and st.st_size == len(files["many/" + entry.name]), entry.name
+            assert st.st_mtime == commit_time(remote, sha)
+    days = os.listdir(mount.history)
+    assert day in days and name in os.listdir(mount.history / day)
+
+
+def test_history_file_read_twice_is_right_both_times(rich, mount_gitfs):
+    mount = mount_gitfs(rich)
+    path = commit_dir(mount, rich, rich.c1) / "big.bin"
+    want = hashlib.sha256(rich.big).hexdigest()
+    assert read_in_chunks(path) == want
+    assert read_in_chunks(path) == want  # from the kernel's page cache (kept across opens)
+    other = commit_dir(mount, rich, rich.c1) / "testing"
+    assert other.read_bytes() == rich.show("testing", rich.c1)
+    assert other.read_bytes() == rich.show("testing", rich.c1)

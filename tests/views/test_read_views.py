@@ -78,9 +78,9 @@ class CountingRepository(Repository):
 
     blob_reads = 0
 
-    def blob_bytes(self, oid):
+    def blob_buffer(self, oid):  # blob_bytes goes through it too
         self.blob_reads += 1
-        return super().blob_bytes(oid)
+        return super().blob_buffer(oid)
 
 
 @pytest.fixture
@@ -214,6 +214,49 @@ def test_reading_in_chunks_inflates_the_blob_once(history_remote, repo):
     assert read_all(view, "/big.bin", chunk=128 * 1024) == history_remote.big
     assert repo.blob_reads == 1
     assert view.handles.dirty_paths() == [] and view.handles.writers()[0] == 0
+
+
+def test_blob_is_inflated_on_first_read_and_dropped_at_release(history_remote, repo):
+    view = commit_view(repo, history_remote.first)
+    repo.blob_reads = 0
+    fh = view.open("/big.bin", os.O_RDONLY)
+    open_file = view.handles.get(fh)
+    assert repo.blob_reads == 0 and not open_file.data.loaded  # open alone: the page cache may serve it
+    assert view.read("/big.bin", 10, 5, fh) == history_remote.big[5:15]
+    assert view.read("/big.bin", 128 * 1024, len(history_remote.big) - 3, fh) == history_remote.big[-3:]
+    assert repo.blob_reads == 1 and open_file.data.loaded
+    view.release("/big.bin", fh)
+    assert not open_file.data.loaded  # nothing big stays after release
+    with pytest.raises(KeyError):
+        view.handles.get(fh)
+    view.release("/big.bin", fh)  # a second release is harmless
+
+
+def test_readdir_plus_gives_the_same_attributes_as_getattr(history_remote, repo):
+    view = commit_view(repo, history_remote.first)
+    for folder in ("/", "/b", "/b/deep", "/empty", "/sub"):
+        entries = view._readdir_plus(folder)
+        assert [name for name, _attrs in entries] == view.readdir(folder, None), folder
+        for name, attrs in entries[2:]:
+            path = folder.rstrip("/") + "/" + name
+            assert attrs == view.getattr(path), path
+    assert errno_of(view._readdir_plus, "/a/file") == errno.ENOTDIR
+    assert errno_of(view._readdir_plus, "/nope") == errno.ENOENT
+
+
+def test_history_readdir_plus_matches_getattr(history_remote, days):
+    root = HistoryView(OWNER, days)
+    entries = root._readdir_plus("/")
+    assert [name for name, _attrs in entries] == root.readdir("/", None)
+    for day, attrs in entries[2:]:
+        view = HistoryView(OWNER, days, day=day)
+        assert attrs == view.getattr("/"), day
+        names = view._readdir_plus("/")
+        assert [name for name, _attrs in names] == view.readdir("/", None)
+        for name, commit_attrs in names[2:]:
+            oid, when = days.commit(day, name)
+            assert commit_attrs["st_mtime"] == when * NS and stat.S_ISDIR(commit_attrs["st_mode"])
+    assert errno_of(HistoryView(OWNER, days, day="2020-01-03")._readdir_plus, "/") == errno.ENOENT
 
 
 def test_read_past_the_end_and_at_offsets(history_remote, repo):

@@ -1,0 +1,201 @@
+"""Layer 3: the sync status a user sees without reading logs (issue 4): MOUNTPOINT/.gitfs/status,
+`gitfs status MOUNTPOINT`, and SIGUSR1 ("sync now") to the daemon.
+"""
+
+import contextlib
+import errno
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import git, wait_for
+
+
+def status_of(mount) -> dict:
+    with open(mount.path / ".gitfs" / "status", encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def gitfs_status(mount_point):
+    return subprocess.run([sys.executable, "-m", "gitfs", "status", str(mount_point)],
+                          capture_output=True, text=True, timeout=30)
+
+
+def assert_timed_result(entry, result):
+    assert entry["result"] == result, entry
+    assert time.strptime(entry["time"], "%Y-%m-%dT%H:%M:%S%z")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def git_daemon(remote):
+    """The remote served by `git daemon`, so that its URL can carry a user and password."""
+    port = free_port()
+    process = subprocess.Popen(
+        ["git", "daemon", "--export-all", "--reuseaddr", "--enable=receive-pack", "--listen=127.0.0.1",
+         f"--port={port}", f"--base-path={remote.root}", str(remote.root)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def answers():
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+        return False
+
+    wait_for(answers, message="git daemon")
+    yield f"git://alice:s3cret@127.0.0.1:{port}/remote.git"
+    process.terminate()
+    process.wait()
+
+
+# -- the file -----------------------------------------------------------------------------
+
+def test_status_file_is_not_listed_but_opens_by_name_and_is_read_only(remote, mount_gitfs):
+    mount = mount_gitfs(remote)
+    assert ".gitfs" not in os.listdir(mount.path)
+    assert sorted(os.listdir(mount.path)) == ["current", "history"]
+    assert ".gitfs" not in os.listdir(mount.current)  # not part of the repository either
+    status = mount.path / ".gitfs" / "status"
+    assert status.is_file() and os.stat(status).st_mode & 0o777 == 0o444
+    assert os.listdir(mount.path / ".gitfs") == ["status"]
+    json.loads(status.read_text())
+
+    with pytest.raises(OSError) as raised:
+        open(status, "w")
+    assert raised.value.errno == errno.EROFS
+    for attempt in (lambda: os.unlink(status), lambda: os.chmod(status, 0o666),
+                    lambda: os.rename(status, mount.path / ".gitfs" / "other"),
+                    lambda: os.mkdir(mount.path / ".gitfs" / "dir"),
+                    lambda: open(mount.path / ".gitfs" / "new", "w")):
+        with pytest.raises(OSError) as raised:
+            attempt()
+        assert raised.value.errno in (errno.EROFS, errno.EACCES, errno.EPERM), raised.value
+    assert status.is_file()
+    # Nothing of it reaches the repository.
+    assert remote.files() == ["me", "testing"]
+
+
+def test_status_fields_after_a_sync_and_the_remote_without_credentials(remote, git_daemon, mount_gitfs):
+    # mount_gitfs mounts remote.url: give it the same bare repository, served by git daemon.
+    mount = mount_gitfs(type("OverGitDaemon", (), {"url": git_daemon})())
+    (mount.current / "new.txt").write_text("hello\n")
+    wait_for(lambda: "new.txt" in remote.files(), message="the push")
+    state = wait_for(lambda: (lambda s: s if s["last_push"] and s["last_fetch"] else None)(status_of(mount)),
+                     message="a fetch and a push in the status")
+
+    assert state["remote"] == git_daemon.replace("alice:s3cret@", "")
+    assert "s3cret" not in json.dumps(state) and "alice" not in json.dumps(state)
+    assert state["branch"] == "main"
+    assert_timed_result(state["last_fetch"], "ok")
+    assert_timed_result(state["last_push"], "ok")
+    assert state["pending"] == {"commits_not_pushed": 0, "changes_not_committed": 0}
+    assert state["last_error"] is None
+    assert state["conflicts"] == []
+
+    result = gitfs_status(mount.path)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert "127.0.0.1" in result.stdout and "main" in result.stdout
+    assert "s3cret" not in result.stdout
+    assert not result.stdout.lstrip().startswith("{")  # for humans, not JSON
+
+
+def test_pending_and_last_error_while_the_remote_is_unreachable(remote, mount_gitfs):
+    mount = mount_gitfs(remote, sync_timeout=60, fetch_timeout=60, expect_errors=True)
+    (mount.current / "one").write_text("1\n")
+    (mount.current / "two").write_text("2\n")
+    state = wait_for(lambda: (lambda s: s if s["pending"]["changes_not_committed"] == 2 else None)(status_of(mount)),
+                     message="two changes not committed")
+    assert state["pending"]["commits_not_pushed"] == 0
+
+    away = remote.bare.with_name("remote-away.git")
+    remote.bare.rename(away)
+    try:
+        os.kill(mount.process.pid, signal.SIGUSR1)
+        state = wait_for(lambda: (lambda s: s if s["last_push"] and s["last_push"]["result"] == "failed"
+                                  or s["last_fetch"] and s["last_fetch"]["result"] == "failed" else None)(
+            status_of(mount)), message="a failed sync in the status")
+        state = wait_for(lambda: (lambda s: s if s["pending"]["commits_not_pushed"] >= 1 else None)(status_of(mount)),
+                         message="the local commit counted as not pushed")
+        assert state["pending"]["changes_not_committed"] == 0
+        error = state["last_error"]
+        assert error and time.strptime(error["time"], "%Y-%m-%dT%H:%M:%S%z")
+        words = error["message"]
+        assert len(words.split()) >= 3 and "Traceback" not in words and "\n" not in words, words
+        assert "remote.git" in words or "not" in words.lower() or "fail" in words.lower(), words
+
+        result = gitfs_status(mount.path)
+        assert result.returncode == 0
+        assert words in result.stdout
+        assert "1 commit not pushed" in result.stdout
+    finally:
+        away.rename(remote.bare)
+
+    os.kill(mount.process.pid, signal.SIGUSR1)
+    wait_for(lambda: {"one", "two"} <= set(remote.files()), timeout=30, message="the push once the remote is back")
+    state = wait_for(lambda: (lambda s: s if s["last_push"]["result"] == "ok" else None)(status_of(mount)),
+                     message="a successful push in the status")
+    assert state["pending"] == {"commits_not_pushed": 0, "changes_not_committed": 0}
+    assert state["last_error"]  # the last error stays visible, with its time
+
+
+def test_conflicts_resolved_by_accept_mine_name_the_remote_commit_that_lost(remote, mount_gitfs):
+    mount = mount_gitfs(remote, sync_timeout=60, fetch_timeout=60)
+    (mount.current / "testing").write_text("mine\n")
+    wait_for(lambda: status_of(mount)["pending"]["changes_not_committed"] == 1, message="the local change")
+    theirs = remote.commit({"testing": "theirs\n"}, "their change")
+
+    os.kill(mount.process.pid, signal.SIGUSR1)
+    wait_for(lambda: remote.head() != theirs, timeout=30, message="the push after accept-mine")
+    assert remote.show("testing") == b"mine\n"
+    state = status_of(mount)
+    conflicts = [c for c in state["conflicts"] if c["path"].lstrip("/") == "testing"]
+    assert len(conflicts) == 1, state["conflicts"]
+    assert conflicts[0]["remote_commit"] == theirs
+    assert time.strptime(conflicts[0]["time"], "%Y-%m-%dT%H:%M:%S%z")
+    assert git("--git-dir", str(remote.bare), "show", f"{theirs}:testing") == "theirs\n"  # it lost, not lost
+
+    result = gitfs_status(mount.path)
+    assert result.returncode == 0
+    assert "testing" in result.stdout and theirs[:10] in result.stdout
+
+
+# -- gitfs status ----------------------------------------------------------------------------
+
+def test_gitfs_status_of_something_that_is_not_a_mount(tmp_path):
+    result = gitfs_status(tmp_path)
+    assert result.returncode != 0
+    assert len(result.stderr.splitlines()) == 1 and "not a GitFS mount" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+# -- SIGUSR1 --------------------------------------------------------------------------------
+
+def test_sigusr1_syncs_now(remote, mount_gitfs):
+    mount = mount_gitfs(remote, sync_timeout=60, fetch_timeout=60)
+    (mount.current / "now.txt").write_text("now\n")
+    # The change is queued at FUSE release, which arrives just after close() returned.
+    wait_for(lambda: status_of(mount)["pending"]["changes_not_committed"] == 1, message="the change queued")
+    time.sleep(0.3)
+    assert "now.txt" not in remote.files()  # sync_timeout=60: nothing would happen for a minute
+    started = time.monotonic()
+    os.kill(mount.process.pid, signal.SIGUSR1)
+    wait_for(lambda: "now.txt" in remote.files(), timeout=10, message="the commit after SIGUSR1")
+    assert time.monotonic() - started < 10
+    assert remote.show("now.txt") == b"now\n"
+    # The daemon is still serving, and a second signal with nothing to do is harmless.
+    os.kill(mount.process.pid, signal.SIGUSR1)
+    (mount.current / "later.txt").write_text("later\n")
+    wait_for(lambda: status_of(mount)["pending"]["changes_not_committed"] == 1, message="the change queued")
+    os.kill(mount.process.pid, signal.SIGUSR1)
+    wait_for(lambda: "later.txt" in remote.files(), timeout=10, message="the second commit")
+    assert mount.process.poll() is None
