@@ -35,7 +35,7 @@ ALIASES = {"merge_timeout": "sync_timeout", "key": "ssh_key"}
 class Options:
     remote_url: str = ""
     mount_point: str = ""
-    repo_path: Optional[str] = None  # None: derived from remote_url (mount.default_repo_path)
+    repo_path: Optional[str] = None  # None: derived from remote_url (clone.default_repo_path)
     branch: Optional[str] = None  # None: the remote's default branch
     user: str = ""
     group: str = ""

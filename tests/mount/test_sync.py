@@ -10,7 +10,6 @@ import json
 import os
 import time
 
-import pytest
 
 from conftest import commit_with, git, wait_for
 

@@ -1,0 +1,120 @@
+"""The clone behind a mount: credentials, clone-or-reuse of repo_path, recovery.
+
+The clone is never deleted: a clone of the same remote at repo_path is reused
+(fetched), so nothing a previous mount left unpushed is lost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import sys
+
+import pygit2
+
+from gitfs.checks import check_local_remote
+from gitfs.errors import FatalError
+from gitfs.options import Options
+from gitfs.repo import credentials as credential_files
+from gitfs.repo import remote as remote_ops
+from gitfs.repo.errors import RemoteError
+from gitfs.repo.repository import REMOTE_NAME, Repository
+
+
+def default_repo_path(remote_url: str) -> str:
+    """/var/lib/gitfs/<name>-<hash> for root, ~/.cache/gitfs/<name>-<hash> for others."""
+    cleaned = remote_ops.redact_url(remote_url).rstrip("/")
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.basename(cleaned) or "remote").strip("._") or "remote"
+    digest = hashlib.sha1(cleaned.encode()).hexdigest()[:8]
+    if os.getuid() == 0:
+        parent = "/var/lib/gitfs"
+    else:
+        parent = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "gitfs")
+    return os.path.join(parent, f"{name}-{digest}")
+
+
+def credentials_of(options: Options) -> remote_ops.Credentials:
+    """Credentials from the options, secret files read now (a missing file is a startup error).
+
+    Passwords: password=, else password_file=, else $GITFS_PASSWORD; passphrases likewise."""
+    try:
+        password = options.password or (
+            credential_files.read_secret(options.password_file, "password_file") if options.password_file
+            else os.environ.get(credential_files.PASSWORD_ENV, ""))
+        passphrase = options.ssh_key_passphrase or (
+            credential_files.read_secret(options.ssh_key_passphrase_file, "ssh_key_passphrase_file")
+            if options.ssh_key_passphrase_file else os.environ.get(credential_files.PASSPHRASE_ENV, ""))
+        credentials = remote_ops.Credentials(
+            username=options.username, password=password, ssh_key=options.ssh_key, ssh_user=options.ssh_user,
+            ssh_public_key=options.ssh_public_key, ssh_key_passphrase=passphrase,
+            ssh_known_hosts=options.ssh_known_hosts,
+            ssh_strict_host_key_checking=options.ssh_strict_host_key_checking, ssl_ca_file=options.ssl_ca_file,
+            state_dir=os.path.dirname(default_repo_path(options.remote_url)))
+        credential_files.check(credentials, options.remote_url)
+    except RemoteError as error:
+        raise FatalError(str(error)) from None
+    return credentials
+
+
+def prepare_clone(options: Options, credentials: remote_ops.Credentials) -> Repository:
+    """Clone the remote into repo_path, or reuse the clone already there."""
+    path = options.repo_path or default_repo_path(options.remote_url)
+    options.repo_path = path
+    if os.path.isdir(os.path.join(path, ".git")):
+        repo = _reuse(path, options, credentials)
+    else:
+        if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
+            raise FatalError(f"repo_path {path} exists and is not a GitFS clone; choose another repo_path")
+        check_local_remote(options.remote_url)
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        try:
+            remote_ops.clone(options.remote_url, path, options.branch, credentials)
+        except RemoteError as error:  # one line: unreachable, authentication, host key, not found, branch
+            shutil.rmtree(path, ignore_errors=True)
+            raise FatalError(str(error)) from None
+        git = pygit2.Repository(path)
+        if git.head_is_unborn:
+            shutil.rmtree(path, ignore_errors=True)
+            raise FatalError(f"{remote_ops.redact_url(options.remote_url)} is empty: push a first commit to it")
+        repo = Repository(path, git.head.shorthand)
+    options.branch = repo.branch
+    return repo
+
+
+def _reuse(path: str, options: Options, credentials: remote_ops.Credentials) -> Repository:
+    git = pygit2.Repository(path)
+    origin = git.remotes[REMOTE_NAME].url if REMOTE_NAME in [r.name for r in git.remotes] else None
+    if origin != options.remote_url:
+        raise FatalError(f"repo_path {path} is a clone of {remote_ops.redact_url(origin or 'nothing')}, "
+                         f"not of {remote_ops.redact_url(options.remote_url)}")
+    _remove_stale_locks(path)
+    branch = options.branch or (git.head.shorthand if not git.head_is_unborn else None)
+    if branch is None:
+        raise FatalError(f"repo_path {path} has no branch checked out; choose another repo_path")
+    current = None if git.head_is_unborn else git.head.shorthand
+    if current != branch:
+        raise FatalError(f"repo_path {path} follows branch {current!r}, not {branch!r}; choose another repo_path")
+    repo = Repository(path, branch)
+    try:
+        remote_ops.fetch(repo, credentials)
+    except (remote_ops.AuthenticationError, remote_ops.HostKeyError) as error:
+        # A wrong password or key, or a host key to check, is for the user to fix now; the clone is kept.
+        raise FatalError(str(error)) from None
+    except RemoteError as error:
+        print(f"gitfs: warning: {error}; mounting the local clone, changes are pushed later", file=sys.stderr)
+    return repo
+
+
+def _remove_stale_locks(path: str) -> None:
+    # We are the only writer of this clone: a lock left here is from a crash.
+    for name in ("index.lock", "HEAD.lock"):
+        lock = os.path.join(path, ".git", name)
+        if os.path.exists(lock):
+            os.unlink(lock)
+
+
+def check_branch(repo: Repository, options: Options) -> None:
+    if repo.branch_tip() is None:
+        raise FatalError(f"branch {options.branch!r} does not exist in {options.repo_path}")

@@ -1,0 +1,130 @@
+"""Mount: builds the views, router and workers from Options and owns their lifecycle."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import queue
+import time
+
+import pygit2
+from mfusepy import FuseOSError
+
+from gitfs.handles import HandleTable
+from gitfs.options import Options
+from gitfs.repo import remote as remote_ops
+from gitfs.repo.days import CommitDays
+from gitfs.repo.repository import Repository
+from gitfs.router import Router
+from gitfs.routes import build_routes
+from gitfs.sync.fetch_worker import FetchWorker
+from gitfs.sync.jobs import CommitJob, job_paths
+from gitfs.sync.state import SyncState
+from gitfs.sync.status import SyncStatus
+from gitfs.sync.sync_worker import SyncWorker
+from gitfs.views.base import Owner
+from gitfs.views.commit import CommitView
+from gitfs.views.current import CurrentView
+from gitfs.views.history import HistoryView
+from gitfs.views.index import IndexView
+from gitfs.views.status import StatusView
+
+log = logging.getLogger(__name__)
+
+UNMOUNT_PUSH_SECONDS = 30.0
+
+
+def recovered_jobs(paths: list[str]) -> list[CommitJob]:
+    """Changes found on disk at start (left by a crash): one job per path."""
+    return [CommitJob(f"Update /{path}", add=(path,)) for path in paths]
+
+
+class Mount:
+    """Builds the views, router and workers from Options; owns their lifecycle."""
+
+    def __init__(self, options: Options, repo: Repository, owner: Owner, credentials: remote_ops.Credentials,
+                 *, on_ready=None):
+        self.options = options
+        self.repo = repo
+        self.owner = owner
+        self.on_ready = on_ready
+        self.mount_time = int(time.time())
+        self.handles = HandleTable()
+        self.jobs: queue.Queue = queue.Queue()
+        # Idle after min_idle_times quiet sync periods, as the original (at least 1 s).
+        self.state = SyncState(idle_after=max(options.min_idle_times * options.sync_timeout, 1.0))
+        self.days = CommitDays(repo.branch_tip, repo.walk_commits, repo.is_ancestor)
+        self.status = SyncStatus(remote=remote_ops.redact_url(options.remote_url), branch=repo.branch,
+                                 pending=self.pending)
+        self.sync_worker = SyncWorker(
+            repo, self.jobs, self.state, credentials=credentials, signature=self.signature,
+            writers=self.handles.writers, dirty_open_paths=self.handles.dirty_paths,
+            open_paths=self.handles.open_paths, sync_timeout=options.sync_timeout, status=self.status)
+        self.fetch_worker = FetchWorker(
+            repo, self.state, credentials=credentials, fetch_timeout=options.fetch_timeout,
+            idle_fetch_timeout=options.idle_fetch_timeout, on_remote_moved=self.sync_worker.wake,
+            status=self.status)
+        routes = build_routes(current_path=options.current_path, history_path=options.history_path)
+        self.router = Router(routes, self.make_view, cache_size=options.cache_size, touch=self.state.touch,
+                             on_init=self.start, on_destroy=self.stop)
+
+    def signature(self) -> pygit2.Signature:
+        return pygit2.Signature(self.options.commiter_name, self.options.commiter_email)
+
+    def pending(self) -> dict:
+        """What is not on the remote yet, for the status file."""
+        queued = list(self.sync_worker.pending) + [job for job in list(self.jobs.queue)  # snapshots; the worker
+                                                   if job is not None]                 # owns both (None: a wake-up)
+        return {"commits_not_pushed": self.repo.count_ahead(),
+                "changes_not_committed": len(job_paths(queued) | set(self.handles.dirty_paths()))}
+
+    def make_view(self, kind: str, prefix: str, groups: tuple):
+        groups = dict(groups)
+        if kind == "status":
+            return StatusView(self.owner, self.status, self.handles, mount_time=self.mount_time)
+        if kind == "current":
+            extra = (self.options.history_path,) if not self.options.current_path else ()
+            return CurrentView(self.owner, self.repo.workdir, self.handles, self.state, self.jobs,
+                               max_size=self.options.max_size_bytes, extra_root_entries=extra)
+        if kind == "index":
+            return IndexView(self.owner, entries=[self.options.current_path, self.options.history_path],
+                             mount_time=self.mount_time, disk_path=self.repo.workdir)
+        if kind == "history":
+            return HistoryView(self.owner, self.days, mount_time=self.mount_time)
+        if kind == "day":
+            return HistoryView(self.owner, self.days, day=groups["day"], mount_time=self.mount_time)
+        found = self.days.commit(groups["day"], groups["name"])
+        if found is None:
+            raise FuseOSError(errno.ENOENT)  # not cached: lru_cache keeps no exceptions
+        commit, commit_time = found
+        return CommitView(self.owner, self.repo, self.handles, commit=commit, commit_time=commit_time)
+
+    def start(self) -> None:
+        """FUSE init: after any fork, so the threads live in the mounting process."""
+        self.sync_worker.start()
+        self.fetch_worker.start()
+        log.info("mounted %s (branch %s) on %s", remote_ops.redact_url(self.options.remote_url),
+                 self.options.branch, self.options.mount_point)
+        if self.on_ready:
+            self.on_ready()
+
+    def stop(self) -> None:
+        """FUSE destroy: commit what is pending and push it if the remote answers in time."""
+        deadline = time.monotonic() + UNMOUNT_PUSH_SECONDS
+        self.fetch_worker.stop(timeout=10)
+        self.sync_worker.stop(timeout=UNMOUNT_PUSH_SECONDS)
+        self.sync_worker.final_sync(deadline)
+        log.info("unmounted %s", self.options.mount_point)
+
+    def fuse_options(self) -> dict:
+        options = self.options
+        fuse_kwargs = dict(foreground=True, fsname=remote_ops.redact_url(options.remote_url).replace(",", "_"),
+                           subtype="gitfs", allow_other=options.allow_other,
+                           allow_root=options.allow_root and not options.allow_other,
+                           # Explicit: libfuse 3.14 prints a bogus warning for its own default.
+                           max_threads=16, max_idle_threads=8)
+        if options.allow_other:
+            fuse_kwargs["default_permissions"] = True
+        if options.read_only:
+            fuse_kwargs["ro"] = True
+        return fuse_kwargs
