@@ -48,6 +48,7 @@ class SyncWorker(threading.Thread):
         self.status = status
         self.pending: list[CommitJob] = []
         self._failures = 0
+        self._last_failure: Optional[str] = None
         self._retry_at = 0.0
         self._needs_sync = True  # push what a previous mount left unpushed
         self._stopping = threading.Event()
@@ -149,7 +150,9 @@ class SyncWorker(threading.Thread):
         except RemoteError as error:
             self._failed(str(error))
             return
-        self._failures = 0
+        if self._failures:
+            log.warning("sync works again; local commits are on the remote")
+        self._failures, self._last_failure = 0, None
         if complete:
             self._retry_at, self._needs_sync = 0.0, False
         else:  # the remote's change touches an open file: try again once it may be closed
@@ -160,8 +163,9 @@ class SyncWorker(threading.Thread):
         delay = min(2 ** (self._failures - 1), MAX_BACKOFF) + random.random()
         self._retry_at = time.monotonic() + delay
         self._needs_sync = True
-        if self._failures == 1 or self._failures % 10 == 0:
-            log.warning("sync failed (%s); writes are kept locally, retrying in %.0f s", reason, delay)
+        if reason != self._last_failure:  # once per change of state, not once per retry
+            log.warning("sync failed (%s); writes are kept locally, retrying with backoff", reason)
+            self._last_failure = reason
 
     def _commit_pending(self, include_open: bool = False) -> Optional[pygit2.Oid]:
         """Commit what the working tree holds for the pending jobs (caller holds frozen())."""
