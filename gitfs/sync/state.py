@@ -37,7 +37,6 @@ class SyncState:
         self.last_activity = time.monotonic()
         self.remote_lock = threading.Lock()
         self.wake_fetch = threading.Event()
-        self.stopping = threading.Event()
 
     @contextlib.contextmanager
     def mutation(self, changes: bool = True):
