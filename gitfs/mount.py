@@ -34,7 +34,7 @@ def run(options: Options) -> int:
         check_mount_point(options.mount_point)
         check_fuse()
         if options.max_open_files != -1:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (options.max_open_files, options.max_open_files))
+            _set_open_files_limit(options.max_open_files)
         credentials = credentials_of(options)
         repo = prepare_clone(options, credentials)
         check_branch(repo, options)
@@ -45,6 +45,14 @@ def run(options: Options) -> int:
     except FatalError as error:
         logs.startup_error(str(error))
         raise
+
+
+def _set_open_files_limit(limit: int) -> None:
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+    except (ValueError, OverflowError, OSError) as error:
+        _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        raise FatalError(f"option max_open_files: cannot set {limit} ({error}; the hard limit is {hard})") from None
 
 
 def _serve(options, repo, owner, credentials, on_ready) -> int:

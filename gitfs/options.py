@@ -80,6 +80,7 @@ class Options:
 _FIELDS = {f.name: f for f in dataclasses.fields(Options)}
 _NOT_OPTIONS = {"remote_url", "mount_point", "read_only"}
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+MAX_CACHE_SIZE = 1_000_000  # views are small; beyond this a typo, not a wish
 
 
 def _convert(name: str, raw: str, kind: type):
@@ -163,8 +164,8 @@ def _validate(options: Options) -> None:
     for name in ("max_size", "sync_timeout", "fetch_timeout", "idle_fetch_timeout", "min_idle_times"):
         if getattr(options, name) < 0:
             raise FatalError(f"option {name}: must not be negative")
-    if options.cache_size < 1:
-        raise FatalError("option cache_size: must be at least 1")
+    if not 1 <= options.cache_size <= MAX_CACHE_SIZE:
+        raise FatalError(f"option cache_size: must be between 1 and {MAX_CACHE_SIZE}")
     if options.max_open_files < -1 or options.max_open_files == 0:
         raise FatalError("option max_open_files: must be -1 (unchanged) or a positive number")
     if options.log_level.lower() not in LOG_LEVELS:
@@ -203,6 +204,8 @@ def _fill_defaults(options: Options) -> None:
         options.commiter_email = f"{options.user}@{socket.gethostname()}"
     if options.repo_path:
         options.repo_path = os.path.abspath(os.path.expanduser(options.repo_path))
+    if options.log not in ("syslog", "-"):  # the daemon must not depend on the directory it started in
+        options.log = os.path.abspath(os.path.expanduser(options.log))
     options.mount_point = os.path.abspath(options.mount_point)
 
 

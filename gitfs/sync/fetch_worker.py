@@ -42,7 +42,8 @@ class FetchWorker(threading.Thread):
     def run(self) -> None:
         while not self._stopping.is_set():
             period = self.idle_fetch_timeout if self.state.is_idle() else self.fetch_timeout
-            self.state.wake_fetch.wait(period)
+            # A huge timeout option means "rarely", not an OverflowError that ends the thread.
+            self.state.wake_fetch.wait(min(period, threading.TIMEOUT_MAX))
             self.state.wake_fetch.clear()
             if self._stopping.is_set():
                 return

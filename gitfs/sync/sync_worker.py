@@ -123,7 +123,8 @@ class SyncWorker(threading.Thread):
         return 1.0
 
     def _due(self) -> bool:
-        if not (self.pending or self._needs_sync):
+        # A file written while open owes a commit too (after the open-file bound).
+        if not (self.pending or self._needs_sync or (self._open_too_long() and self.dirty_open_paths())):
             return False
         forced = self._forced.is_set()
         if not forced and (self.state.quiet_for() < self.sync_timeout or time.monotonic() < self._retry_at):

@@ -41,6 +41,16 @@ class CurrentView(PassthroughView):
             if path == "/" + GIT_DIR or path.startswith("/" + GIT_DIR + "/"):
                 raise FuseOSError(errno.EACCES)
 
+    @staticmethod
+    def _refuse_non_utf8(*paths: str) -> None:
+        """Git paths are UTF-8 here (pygit2): a name that is not (surrogate-escaped bytes)
+        could never be committed, so it is refused at once instead of staying local forever."""
+        for path in paths:
+            try:
+                path.encode("utf-8")
+            except UnicodeEncodeError:
+                raise FuseOSError(errno.EILSEQ) from None
+
     def _check_size(self, size: int) -> None:
         if self.max_size is not None and size > self.max_size:
             raise FuseOSError(errno.EFBIG)
@@ -77,6 +87,7 @@ class CurrentView(PassthroughView):
 
     def create(self, path, mode, fi=None):
         self._refuse_git_dir(path)
+        self._refuse_non_utf8(path)
         flags = (fi if isinstance(fi, int) else os.O_WRONLY) | os.O_CREAT
         with self.sync_state.mutation():
             fd = os.open(self.full(path), flags & ~os.O_APPEND, mode)
@@ -125,6 +136,7 @@ class CurrentView(PassthroughView):
 
     def mkdir(self, path, mode):
         self._refuse_git_dir(path)
+        self._refuse_non_utf8(path)
         with self.sync_state.mutation():
             os.mkdir(self.full(path), mode)
             # git has no empty directories: a hidden .keep makes it survive.
@@ -147,6 +159,7 @@ class CurrentView(PassthroughView):
 
     def rename(self, old, new):
         self._refuse_git_dir(old, new)
+        self._refuse_non_utf8(new)
         full_old, full_new = self.full(old), self.full(new)
         with self.sync_state.mutation():
             self._clear_keep_of_empty_target(full_old, full_new)
@@ -168,6 +181,7 @@ class CurrentView(PassthroughView):
     def symlink(self, target, source):
         # fusepy's names: `target` is the new link, `source` the text it holds.
         self._refuse_git_dir(target)
+        self._refuse_non_utf8(target, source)
         with self.sync_state.mutation():
             os.symlink(source, self.full(target))
             self._queue(f"Create symlink to {source} for {target}", add=[target])
@@ -175,6 +189,7 @@ class CurrentView(PassthroughView):
     def link(self, target, source):
         # `target` is the new name, `source` the existing file (both relative to current/).
         self._refuse_git_dir(target, source)
+        self._refuse_non_utf8(target)
         with self.sync_state.mutation():
             os.link(self.full(source), self.full(target), follow_symlinks=False)
             self._queue(f"Create link to {source} for {target}", add=[target])
@@ -183,6 +198,7 @@ class CurrentView(PassthroughView):
         if not stat.S_ISREG(mode):
             raise FuseOSError(errno.EPERM)  # git stores no device, FIFO or socket
         self._refuse_git_dir(path)
+        self._refuse_non_utf8(path)
         with self.sync_state.mutation():
             os.close(os.open(self.full(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IMODE(mode)))
             self._queue(f"Created {path}", add=[path])

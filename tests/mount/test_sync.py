@@ -264,6 +264,7 @@ def test_a_file_open_for_writing_is_kept_while_remote_changes_arrive(remote, mou
 
 def test_a_file_held_open_too_long_is_committed_with_what_it_holds(remote, mount_gitfs):
     mount = mount_gitfs(remote, sync_timeout=0.3)  # the bound is 10 x sync_timeout = 3 s
+    wait_for_first_fetch(mount)  # the sync at start is over: nothing else is owed but the open file
     with open(mount.current / "journal", "wb") as writer:
         writer.write(b"first entry\n")
         writer.flush()
