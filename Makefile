@@ -8,15 +8,21 @@ PIP_ARGS ?=
 # No cache provider: no .pytest_cache left in the tree (CI runs from a fresh, read-mostly clone).
 PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
 
-.PHONY: install test test-stress bench demo lint deb clean
+.PHONY: deps install test test-stress bench demo lint deb clean
 
 install:
 	$(PYTHON) -m pip install $(PIP_ARGS) -e '.[test]'
 
-test:
+# The README's `make test` sets up a fresh Debian machine too (fuse3, git, servers the tests
+# start, Python packages): .ci/install-deps is idempotent and quick once done. .ci/run has
+# already run it and says so with GITFS_DEPS_READY=1.
+deps:
+	@[ "$${GITFS_DEPS_READY:-0}" = 1 ] || bash .ci/install-deps
+
+test: deps
 	$(PYTEST) $(PYTEST_ARGS) tests
 
-test-stress:
+test-stress: deps
 	$(PYTEST) -m stress $(PYTEST_ARGS) tests
 
 bench:
