@@ -8,6 +8,7 @@ import errno
 import json
 import os
 import shutil
+import stat
 import subprocess
 
 import pytest
@@ -70,8 +71,12 @@ def nobody(*command):
 def test_allow_other_owner_and_permissions(remote, mount_gitfs, tmp_path):
     if os.geteuid() != 0 or not shutil.which("setpriv"):
         pytest.skip("needs root and setpriv")
-    tmp_path.chmod(0o755)
-    os.chmod(tmp_path.parent, 0o755)
+    # `nobody` must reach the mount point: let others traverse every directory above it
+    # (pytest's own /tmp/pytest-of-root is 0700).
+    for directory in [tmp_path, *tmp_path.parents]:
+        mode = directory.stat().st_mode
+        if not mode & stat.S_IXOTH:
+            directory.chmod(stat.S_IMODE(mode) | stat.S_IXOTH | stat.S_IROTH)
     mount = mount_gitfs(remote, allow_other=True, user="root", group="root")
     (mount.current / "private").write_text("secret\n")
     os.chmod(mount.current / "private", 0o600)
