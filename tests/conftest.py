@@ -68,6 +68,37 @@ def stage_files(work: Path, files: dict[str, bytes | str | None]) -> None:
         git("add", name, cwd=work)
 
 
+def assert_one_line_error(result, *words) -> str:
+    """Non-zero exit, exactly one line on stderr that names the problem, no traceback."""
+    assert result.returncode != 0, result
+    assert "Traceback" not in result.stderr + result.stdout, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    return lines[0]
+
+
+def gitfs_pids(mount_point: Path) -> list[int]:
+    """Live gitfs processes whose command line names this (unique) mount point."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                args = handle.read().split(b"\0")
+            with open(f"/proc/{entry}/stat") as handle:
+                state = handle.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        # `python -m gitfs ...` or `/usr/bin/gitfs ...`
+        launched = any(arg == b"gitfs" or arg.endswith(b"/gitfs") for arg in args[:3])
+        if launched and str(mount_point).encode() in args and state != "Z":
+            pids.append(int(entry))
+    return pids
+
+
 class Remote:
     """A bare repository plus a plain clone of it that acts as "the other person"."""
 

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import git, wait_for
+from conftest import assert_one_line_error, git, wait_for
 
 NUMERIC = ["sync_timeout", "merge_timeout", "fetch_timeout", "idle_fetch_timeout", "min_idle_times", "max_size",
            "cache_size", "max_open_files"]
@@ -21,15 +21,6 @@ BOOLEAN = ["foreground", "allow_other", "allow_root", "debug", "ssh_strict_host_
 def run_gitfs(*args, timeout=60):
     return subprocess.run([sys.executable, "-m", "gitfs", *map(str, args)], capture_output=True, text=True,
                           timeout=timeout)
-
-
-def one_line_error(result, *words):
-    assert result.returncode != 0, result
-    assert "Traceback" not in result.stderr + result.stdout, result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    for word in words:
-        assert word in lines[0], (word, lines[0])
 
 
 @pytest.fixture
@@ -48,7 +39,7 @@ def test_numeric_option_of_the_wrong_type_or_empty(remote, place, option, value)
     mount_point, repo_path = place
     value = value.replace(",", "\\,")
     result = run_gitfs(remote.url, mount_point, "-o", f"repo_path={repo_path},{option}={value}")
-    one_line_error(result, option.replace("merge_timeout", "sync_timeout"))
+    assert_one_line_error(result, option.replace("merge_timeout", "sync_timeout"))
     assert not repo_path.exists()
 
 
@@ -56,7 +47,7 @@ def test_numeric_option_of_the_wrong_type_or_empty(remote, place, option, value)
 @pytest.mark.parametrize("value", ["perhaps", "2"])
 def test_boolean_option_of_the_wrong_type(remote, place, option, value):
     mount_point, repo_path = place
-    one_line_error(run_gitfs(remote.url, mount_point, "-o", f"repo_path={repo_path},{option}={value}"), option)
+    assert_one_line_error(run_gitfs(remote.url, mount_point, "-o", f"repo_path={repo_path},{option}={value}"), option)
 
 
 @pytest.mark.parametrize("option", ["sync_timeout", "fetch_timeout", "idle_fetch_timeout", "min_idle_times",
@@ -67,7 +58,7 @@ def test_huge_values_mount_and_work_or_are_refused(remote, mount_gitfs, place, o
     value = "9" * 30 if option != "commiter_name" else "x" * 100_000
     result = run_gitfs(remote.url, mount_point, "-o", f"repo_path={repo_path},log=-,{option}={value}", timeout=30)
     if result.returncode != 0:
-        one_line_error(result, option)
+        assert_one_line_error(result, option)
         return
     try:
         (mount_point / ("current" if option != "history_path" else "current") / "x").write_text("x\n")
@@ -79,7 +70,7 @@ def test_huge_values_mount_and_work_or_are_refused(remote, mount_gitfs, place, o
 
 def test_huge_max_open_files(remote, place):
     mount_point, repo_path = place
-    one_line_error(run_gitfs(remote.url, mount_point, "-o", f"repo_path={repo_path},max_open_files={'9' * 20}"),
+    assert_one_line_error(run_gitfs(remote.url, mount_point, "-o", f"repo_path={repo_path},max_open_files={'9' * 20}"),
                    "max_open_files")
 
 
@@ -103,7 +94,7 @@ def test_a_huge_fetch_timeout_does_not_kill_the_fetch_worker(remote, mount_gitfs
 def test_bad_remote_urls(place, url, words):
     mount_point, repo_path = place
     result = run_gitfs(url, mount_point, "-o", f"repo_path={repo_path}")
-    one_line_error(result, *words)
+    assert_one_line_error(result, *words)
     assert "secret" not in result.stderr
 
 

@@ -14,34 +14,16 @@ PYTHONPATH (and nothing else) through mount's environment.
 import os
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, fusermount, wait_for
+from conftest import ROOT, fusermount, gitfs_pids, wait_for
 
 BOOT_ENV = {"PYTHONPATH": str(ROOT)}  # no PATH, no HOME: as mount at boot
 
 
 def run(*args, timeout=90):
     return subprocess.run([str(a) for a in args], capture_output=True, text=True, env=BOOT_ENV, timeout=timeout)
-
-
-def gitfs_daemons(mount_point: Path) -> list[int]:
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                args = handle.read().split(b"\0")
-            with open(f"/proc/{entry}/stat") as handle:
-                state = handle.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if str(mount_point).encode() in args and any(b"gitfs" in arg for arg in args[:2]) and state != "Z":
-            pids.append(int(entry))
-    return pids
 
 
 def environment_of(pid: int) -> dict:
@@ -81,7 +63,7 @@ def helper(tmp_path):
     yield place
     if os.path.ismount(place.mount_point):
         subprocess.run([fusermount(), "-u", str(place.mount_point)], capture_output=True)
-    for pid in gitfs_daemons(place.mount_point):
+    for pid in gitfs_pids(place.mount_point):
         os.kill(pid, 9)
 
 
@@ -93,7 +75,7 @@ def test_fstab_line_mounts_without_path_or_home_and_umount_pushes_and_ends_the_d
     result = run("mount", "-T", helper.fstab, helper.mount_point)
     assert result.returncode == 0, result.stderr + helper.log_text()
     assert os.path.ismount(helper.mount_point)  # ready when mount returns
-    (daemon,) = gitfs_daemons(helper.mount_point)
+    (daemon,) = gitfs_pids(helper.mount_point)
     environment = environment_of(daemon)
     assert "PATH" not in environment, environment  # really the boot case (mount.fuse3 sets HOME itself here)
 
@@ -103,7 +85,7 @@ def test_fstab_line_mounts_without_path_or_home_and_umount_pushes_and_ends_the_d
 
     result = run("umount", helper.mount_point)
     assert result.returncode == 0, result.stderr
-    wait_for(lambda: not gitfs_daemons(helper.mount_point), timeout=60, message="the daemon to exit")
+    wait_for(lambda: not gitfs_pids(helper.mount_point), timeout=60, message="the daemon to exit")
     assert not os.path.ismount(helper.mount_point)
     # Committed and pushed at unmount: git worked without HOME and PATH.
     assert remote.show("from-fstab.txt") == b"written under an fstab mount\n"
@@ -124,7 +106,7 @@ def test_mount_t_fuse_gitfs_with_options(remote, helper):
 
     result = run("umount", helper.mount_point)
     assert result.returncode == 0, result.stderr
-    wait_for(lambda: not gitfs_daemons(helper.mount_point), timeout=60, message="the daemon to exit")
+    wait_for(lambda: not gitfs_pids(helper.mount_point), timeout=60, message="the daemon to exit")
     log = helper.log_text()
     assert "Traceback" not in log and " ERROR " not in log, log
     assert "exits with status 0" in log, log
@@ -137,7 +119,7 @@ def test_a_failing_fstab_line_fails_mount_with_the_reason_on_stderr(tmp_path, he
     assert result.returncode != 0
     assert str(missing) in result.stderr and "Traceback" not in result.stderr, result.stderr
     assert not os.path.ismount(helper.mount_point)
-    assert not gitfs_daemons(helper.mount_point)
+    assert not gitfs_pids(helper.mount_point)
     assert str(missing) in helper.log_text()  # the log has it too
 
 
@@ -147,11 +129,11 @@ def test_started_as_mount_fuse3_starts_it_without_path_and_home(remote, helper):
                f"-o rw,{helper.options('sync_timeout=0.5,fetch_timeout=1')},dev,suid")
     result = run("/bin/sh", "-c", command)
     assert (result.returncode, result.stderr) == (0, ""), helper.log_text()
-    (daemon,) = gitfs_daemons(helper.mount_point)
+    (daemon,) = gitfs_pids(helper.mount_point)
     environment = environment_of(daemon)
     assert "PATH" not in environment and "HOME" not in environment, environment
     (helper.mount_point / "current" / "no-home.txt").write_text("committed without HOME\n")
     wait_for(lambda: "no-home.txt" in remote.files(), timeout=30, message="the push")
     assert run("umount", helper.mount_point).returncode == 0
-    wait_for(lambda: not gitfs_daemons(helper.mount_point), timeout=60, message="the daemon to exit")
+    wait_for(lambda: not gitfs_pids(helper.mount_point), timeout=60, message="the daemon to exit")
     assert "exits with status 0" in helper.log_text()

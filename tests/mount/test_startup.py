@@ -6,28 +6,16 @@ daemon mode, and reuse of repo_path across mounts.
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from conftest import Remote, fusermount, git, unmount, wait_for
+from conftest import Remote, assert_one_line_error, fusermount, git, gitfs_pids, unmount, wait_for
 from gitfs import __version__
 
 
 def run_gitfs(*args, timeout=60):
     return subprocess.run([sys.executable, "-m", "gitfs", *map(str, args)], capture_output=True, text=True,
                           timeout=timeout)
-
-
-def assert_one_line_error(result, *words):
-    """Non-zero exit, exactly one line on stderr that names the problem, no traceback."""
-    assert result.returncode != 0, result
-    assert "Traceback" not in result.stderr + result.stdout
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    for word in words:
-        assert word in lines[0], (word, lines[0])
-    return lines[0]
 
 
 @pytest.fixture
@@ -151,35 +139,17 @@ def test_version_and_help():
 
 # -- daemon mode -------------------------------------------------------------------------------
 
-def daemon_pids(mount_point: Path) -> list[int]:
-    """gitfs processes whose command line names this (unique) mount point."""
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                args = handle.read().split(b"\0")
-            with open(f"/proc/{entry}/stat") as handle:
-                state = handle.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if str(mount_point).encode() in args and b"gitfs" in args and state != "Z":
-            pids.append(int(entry))
-    return pids
-
-
 def test_without_foreground_returns_once_mounted_and_unmount_ends_the_daemon(remote, place):
     try:
         result = run_gitfs(remote.url, place.mount_point, "-o", place.options("sync_timeout=0.5"))
         assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
         assert os.path.ismount(place.mount_point)  # ready the moment the command returns
         assert (place.mount_point / "current" / "testing").read_text() == "just testing around here\n"
-        (pid,) = daemon_pids(place.mount_point)
+        (pid,) = gitfs_pids(place.mount_point)
         assert os.getsid(pid) == pid  # detached in its own session
     finally:
         subprocess.run([fusermount(), "-u", str(place.mount_point)], capture_output=True)
-    wait_for(lambda: not daemon_pids(place.mount_point), timeout=30, message="the daemon to exit")
+    wait_for(lambda: not gitfs_pids(place.mount_point), timeout=30, message="the daemon to exit")
     assert not os.path.ismount(place.mount_point)
     log = place.log.read_text() if place.log.exists() else ""
     assert "Traceback" not in log and " ERROR " not in log, log
@@ -189,7 +159,7 @@ def test_without_foreground_returns_once_mounted_and_unmount_ends_the_daemon(rem
 def test_without_foreground_a_failure_is_still_one_line(remote, place):
     result = run_gitfs(remote.url, place.mount_point, "-o", place.options("branch=nope"))
     assert_one_line_error(result, "nope")
-    assert not daemon_pids(place.mount_point)
+    assert not gitfs_pids(place.mount_point)
 
 
 # -- repo_path reuse ---------------------------------------------------------------------------
@@ -245,4 +215,4 @@ def test_o_may_repeat_on_the_command_line(remote, tmp_path, place):
         assert os.listdir(place.mount_point) == ["tree", "past"]
     finally:
         subprocess.run([fusermount(), "-u", str(place.mount_point)], capture_output=True)
-    wait_for(lambda: not daemon_pids(place.mount_point), timeout=30, message="the daemon to exit")
+    wait_for(lambda: not gitfs_pids(place.mount_point), timeout=30, message="the daemon to exit")

@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from conftest import wait_for
+from conftest import assert_one_line_error, wait_for
 from remotes.conftest import HTTP_PASSWORD, HTTP_USER
-from remotes.test_ssh import at, one_line_error, start_gitfs, write_and_wait_pushed
+from remotes.test_ssh import at, start_gitfs, write_and_wait_pushed
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is missing")
 
@@ -66,38 +66,38 @@ def test_wrong_password_is_one_line_not_a_loop(remote, http_server, tmp_path):
     started = time.monotonic()
     result = start_gitfs(http_server.http_url("remote.git"), tmp_path, f"username={HTTP_USER}",
                          "password=wrong-one")
-    line = one_line_error(result, "refused", HTTP_USER)
+    line = assert_one_line_error(result, "refused", HTTP_USER)
     assert "wrong-one" not in line and time.monotonic() - started < 20
 
 
 def test_no_credentials_given_is_one_line(remote, http_server, tmp_path, monkeypatch):
     monkeypatch.delenv("GITFS_PASSWORD", raising=False)
     result = start_gitfs(http_server.http_url("remote.git"), tmp_path)
-    one_line_error(result, "asks for a username and password", "password_file")
+    assert_one_line_error(result, "asks for a username and password", "password_file")
 
 
 def test_missing_password_file_is_one_line(remote, http_server, tmp_path):
     result = start_gitfs(http_server.http_url("remote.git"), tmp_path, f"password_file={tmp_path / 'nope'}")
-    one_line_error(result, "password_file", "nope")
+    assert_one_line_error(result, "password_file", "nope")
 
 
 def test_https_certificate_is_verified(remote, http_server, test_ca, tmp_path):
     result = start_gitfs(http_server.https_url("remote.git"), tmp_path, f"username={HTTP_USER}",
                          f"password={HTTP_PASSWORD}")
-    one_line_error(result, "certificate", "not trusted", "ssl_ca_file")
+    assert_one_line_error(result, "certificate", "not trusted", "ssl_ca_file")
     result = start_gitfs(http_server.https_url("remote.git"), tmp_path, f"username={HTTP_USER}",
                          f"password={HTTP_PASSWORD}", f"ssl_ca_file={test_ca.stranger_cert}")
-    one_line_error(result, "certificate", "not trusted")
+    assert_one_line_error(result, "certificate", "not trusted")
 
 
 def test_repository_not_found_and_server_down_over_http(remote, http_server, tmp_path):
     result = start_gitfs(http_server.http_url("nope.git"), tmp_path, f"username={HTTP_USER}",
                          f"password={HTTP_PASSWORD}")
-    one_line_error(result, "repository not found")
+    assert_one_line_error(result, "repository not found")
     http_server.stop()
     result = start_gitfs(http_server.http_url("remote.git"), tmp_path, f"username={HTTP_USER}",
                          f"password={HTTP_PASSWORD}")
-    one_line_error(result, "cannot reach")
+    assert_one_line_error(result, "cannot reach")
 
 
 def test_password_changed_while_mounted(remote, http_server, mount_gitfs, tmp_path):
@@ -124,4 +124,4 @@ def test_git_daemon(remote, git_daemon, mount_gitfs, tmp_path):
     remote.commit({"from-other.txt": "other\n"}, "other person")
     wait_for(lambda: (mount.current / "from-other.txt").exists(), timeout=30, message="the fetch over git://")
     result = start_gitfs(git_daemon.url.replace("remote.git", "nope.git"), tmp_path)
-    one_line_error(result, "repository not found")
+    assert_one_line_error(result, "repository not found")

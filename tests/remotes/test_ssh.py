@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import wait_for
+from conftest import assert_one_line_error, wait_for
 from remotes.conftest import SshServer, _sshd, port_open
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is missing")
@@ -39,16 +39,6 @@ def start_gitfs(url, tmp_path, *options, timeout=60):
         subprocess.run(["fusermount3", "-u", str(mount_point)], capture_output=True)
         pytest.fail("a failed start left a mount behind")
     return result
-
-
-def one_line_error(result, *words) -> str:
-    assert result.returncode != 0, result
-    assert "Traceback" not in result.stderr + result.stdout
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    for word in words:
-        assert word in lines[0], (word, lines[0])
-    return lines[0]
 
 
 def write_and_wait_pushed(mount, remote, name="hello.txt", text="over ssh\n"):
@@ -78,7 +68,7 @@ def test_key_without_public_file_and_ssh_user_and_key_alias(remote, sshd, ssh_ke
 def test_ssh_user_differing_from_the_url_is_one_line(remote, sshd, ssh_keys, tmp_path):
     result = start_gitfs(sshd.url(remote.bare, user="git"), tmp_path, f"ssh_key={ssh_keys.plain.private}",
                          "ssh_user=root")
-    one_line_error(result, "ssh_user", "git")
+    assert_one_line_error(result, "ssh_user", "git")
 
 
 def test_key_with_passphrase_from_file_and_from_option(remote, sshd, ssh_keys, mount_gitfs, tmp_path):
@@ -97,10 +87,10 @@ def test_key_with_passphrase_from_file_and_from_option(remote, sshd, ssh_keys, m
 
 def test_wrong_or_missing_passphrase_is_one_line(remote, sshd, ssh_keys, tmp_path):
     result = start_gitfs(sshd.url(remote.bare), tmp_path, f"ssh_key={ssh_keys.protected.private}")
-    one_line_error(result, "passphrase", str(ssh_keys.protected.private))
+    assert_one_line_error(result, "passphrase", str(ssh_keys.protected.private))
     result = start_gitfs(sshd.url(remote.bare), tmp_path, f"ssh_key={ssh_keys.protected.private}",
                          "ssh_key_passphrase=not-it")
-    line = one_line_error(result, "passphrase")
+    line = assert_one_line_error(result, "passphrase")
     assert "not-it" not in line
 
 
@@ -121,26 +111,26 @@ def test_default_keys_after_an_agent_that_has_the_wrong_key(remote, sshd, ssh_ke
 
 def test_wrong_key_fails_in_one_line(remote, sshd, ssh_keys, tmp_path):
     result = start_gitfs(sshd.url(remote.bare), tmp_path, f"ssh_key={ssh_keys.other.private}")
-    one_line_error(result, "refused", "root", str(sshd.port))
+    assert_one_line_error(result, "refused", "root", str(sshd.port))
     assert not (tmp_path / "clone-fail").exists()
 
 
 def test_no_key_at_all_fails_in_one_line(remote, sshd, tmp_path, monkeypatch):
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
     result = start_gitfs(sshd.url(remote.bare), tmp_path)
-    one_line_error(result, "no SSH key", "ssh_key=")
+    assert_one_line_error(result, "no SSH key", "ssh_key=")
 
 
 def test_missing_key_file_fails_in_one_line(remote, sshd, tmp_path):
     result = start_gitfs(sshd.url(remote.bare), tmp_path, f"ssh_key={tmp_path / 'nope'}")
-    one_line_error(result, "ssh_key", "does not exist")
+    assert_one_line_error(result, "ssh_key", "does not exist")
 
 
 def test_unknown_host_key_is_refused(remote, sshd, ssh_keys, tmp_path, mount_gitfs):
     known = Path(os.environ["HOME"]) / ".ssh" / "known_hosts"
     known.unlink()
     result = start_gitfs(sshd.url(remote.bare), tmp_path, f"ssh_key={ssh_keys.plain.private}")
-    one_line_error(result, "host key", "unknown", f"[127.0.0.1]:{sshd.port}", "ssh_strict_host_key_checking")
+    assert_one_line_error(result, "host key", "unknown", f"[127.0.0.1]:{sshd.port}", "ssh_strict_host_key_checking")
     # The explicit opt-out mounts, and says so in the log.
     mount = mount_gitfs(at(sshd.url(remote.bare)), ssh_key=ssh_keys.plain.private,
                         ssh_strict_host_key_checking="no")
@@ -153,7 +143,7 @@ def test_changed_host_key_is_refused(remote, sshd, ssh_keys, tmp_path, tmp_path_
     known = Path(os.environ["HOME"]) / ".ssh" / "known_hosts"
     known.write_text(impostor.known_hosts_line().replace(f"]:{impostor.port} ", f"]:{sshd.port} "))
     result = start_gitfs(sshd.url(remote.bare), tmp_path, f"ssh_key={ssh_keys.plain.private}")
-    one_line_error(result, "host key", "CHANGED", "ssh-keygen -R")
+    assert_one_line_error(result, "host key", "CHANGED", "ssh-keygen -R")
 
 
 def test_hashed_known_hosts_file_given_by_option(remote, sshd, ssh_keys, tmp_path, tmp_path_factory, mount_gitfs):
@@ -174,20 +164,20 @@ def test_hashed_known_hosts_file_given_by_option(remote, sshd, ssh_keys, tmp_pat
     subprocess.run(["ssh-keygen", "-q", "-H", "-f", str(other)], check=True, capture_output=True)
     result = start_gitfs(sshd.url(remote.bare), tmp_path, f"ssh_key={ssh_keys.plain.private}",
                          f"ssh_known_hosts={other}")
-    one_line_error(result, "CHANGED", str(other))
+    assert_one_line_error(result, "CHANGED", str(other))
 
 
 def test_repository_not_found_and_server_down_are_one_line(remote, sshd, ssh_keys, tmp_path):
     result = start_gitfs(sshd.url(str(remote.bare) + "-nope"), tmp_path, f"ssh_key={ssh_keys.plain.private}")
-    one_line_error(result, "repository not found")
+    assert_one_line_error(result, "repository not found")
     sshd.stop()
     result = start_gitfs(sshd.url(remote.bare), tmp_path, f"ssh_key={ssh_keys.plain.private}")
-    one_line_error(result, "cannot reach", "127.0.0.1")
+    assert_one_line_error(result, "cannot reach", "127.0.0.1")
 
 
 def test_missing_branch_over_ssh(remote, sshd, ssh_keys, tmp_path):
     result = start_gitfs(sshd.url(remote.bare), tmp_path, f"ssh_key={ssh_keys.plain.private}", "branch=nope")
-    one_line_error(result, "nope", "does not exist")
+    assert_one_line_error(result, "nope", "does not exist")
 
 
 def test_server_stopped_while_mounted_then_back(remote, sshd, ssh_keys, mount_gitfs):

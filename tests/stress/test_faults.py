@@ -10,7 +10,6 @@ import os
 import random
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
