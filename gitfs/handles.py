@@ -10,14 +10,14 @@ import itertools
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 
 @dataclass
 class OpenFile:
     path: str  # "/a/b", relative to the view's root
     fd: Optional[int] = None  # a working-tree file
-    data: Optional[bytes] = None  # a blob from history
+    data: Any = None  # history: a views.commit.LazyBlob; the status file: its rendered bytes
     writable: bool = False
     change: Optional[str] = None  # "Created" or "Update": the commit owed at release; None if clean
     opened_at: float = field(default_factory=time.monotonic)

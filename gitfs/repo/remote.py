@@ -19,7 +19,7 @@ from gitfs.repo.errors import PushRejected, RemoteError
 from gitfs.repo.repository import REMOTE_NAME, Repository, branch_ref, remote_ref
 
 __all__ = ["Credentials", "AuthenticationError", "HostKeyError", "RemoteUnreachable", "RepositoryNotFound",
-           "BranchNotFound", "redact_url", "clone", "remote_branches", "fetch", "push"]
+           "BranchNotFound", "redact_url", "clone", "fetch", "push"]
 
 _CREDENTIALS_IN_URL = re.compile(r"(://)[^/@]*@")
 
@@ -89,22 +89,6 @@ def clone(url: str, path: str, branch: Optional[str], credentials: Credentials) 
                 "reference" in text or "not found" in text.lower() and branch in text):
             raise BranchNotFound(f"branch {branch!r} does not exist on {redact_url(url)}") from None
         raise _failure(error, "clone of", url) from None
-
-
-def remote_branches(repo: Repository, credentials: Credentials) -> tuple[Optional[str], set[str]]:
-    """(default branch, all branch names) as the remote advertises them."""
-    remote = repo.git.remotes[REMOTE_NAME]
-    try:
-        heads = remote.list_heads(callbacks=_Callbacks(credentials, remote.url))
-    except _ERRORS as error:
-        raise _failure(error, "listing branches of", remote.url) from None
-    default, names = None, set()
-    for head in heads:
-        if head.name == "HEAD" and head.symref_target:
-            default = head.symref_target.removeprefix("refs/heads/")
-        elif head.name.startswith("refs/heads/"):
-            names.add(head.name.removeprefix("refs/heads/"))
-    return default, names
 
 
 def fetch(repo: Repository, credentials: Credentials) -> Optional[pygit2.Oid]:
