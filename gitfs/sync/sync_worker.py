@@ -178,15 +178,25 @@ class SyncWorker(threading.Thread):
             return None
         jobs = [job for job in jobs if not self._only_ignored(job)]
         paths = job_paths(jobs)
-        oid = None
-        if jobs:
-            self.repo.stage_paths(paths)
-            oid = self.repo.commit_index(batch_message(jobs), self.signature())
+        oid = self._stage_and_commit(paths, batch_message(jobs)) if jobs else None
         self.pending = []
         self._needs_sync = True
         if oid is not None:
             log.info("committed %s: %s", str(oid)[:10], batch_message(jobs))
         return oid
+
+    def _stage_and_commit(self, paths: set[str], message: str) -> Optional[pygit2.Oid]:
+        """Commit the batch's paths; if that fails on this machine, commit the whole
+        working tree instead, so that a local commit is never stuck behind a retry.
+        What is still failing then (a full disk) goes to the caller's back-off."""
+        try:
+            self.repo.stage_paths(paths)
+            return self.repo.commit_index(message, self.signature())
+        except (OSError, pygit2.GitError, KeyError, ValueError) as error:
+            log.error("staging failed (%s) for %s; committing the whole working tree instead",
+                      error, ", ".join(sorted(paths)))
+        self.repo.stage_everything()
+        return self.repo.commit_index(message, self.signature())
 
     def _only_ignored(self, job: CommitJob) -> bool:
         return all(self.repo.is_ignored(path) and not self._tracked(path) for path in job.paths)

@@ -2,6 +2,12 @@
 plain directory must give the same results (errno, contents, sizes, modes) after
 every step, and once synced the remote's tree must equal the plain directory.
 
+The mix includes what users do to folders: renames into new nested folders, edits
+before and after them, deleting a folder that was just edited; and pauses longer than
+sync_timeout, so that a sync falls between any two operations. The daemon's log must
+stay free of "sync failed": the remote here is a local bare repository, so every such
+line is a local failure nobody caused.
+
 A failure prints the seed and a shrunk sequence (delta debugging, each trial in a
 fresh subdirectory of the same mount). `make test` runs a quick version; the
 `stress` marker runs >= 20,000 operations. GITFS_MODEL_SEEDS=1,2 replays seeds.
@@ -12,6 +18,7 @@ from __future__ import annotations
 import errno
 import os
 import random
+import shutil
 import stat
 import time
 from pathlib import Path
@@ -33,10 +40,14 @@ def random_ops(seed: int, count: int) -> list[tuple]:
     ops = []
     for _ in range(count):
         kind = rng.choices(["create", "write", "append", "truncate", "rename", "unlink", "mkdir", "rmdir",
-                            "chmod", "symlink", "fsync"],
-                           weights=[10, 14, 5, 6, 10, 6, 10, 6, 5, 4, 4])[0]
+                            "chmod", "symlink", "fsync", "move_nested", "rmtree", "pause"],
+                           weights=[10, 14, 8, 6, 10, 6, 10, 6, 5, 4, 4, 6, 3, 3])[0]
         path = random_path(rng)
-        if kind == "write":
+        if kind == "move_nested":  # into folders made for it, as `mkdir -p x/y && mv d x/y/d`
+            ops.append((kind, path, "/".join(rng.choice(NAMES) for _ in range(rng.choice([2, 3, 3])))))
+        elif kind == "pause":
+            ops.append((kind,))
+        elif kind == "write":
             offset = rng.choice([0, 0, rng.randrange(64), rng.randrange(6000)])
             ops.append((kind, path, offset, rng.randbytes(rng.randrange(1, 80))))
         elif kind in ("append", "fsync"):
@@ -60,7 +71,16 @@ def apply(root: Path, op: tuple):
     """Run one operation under root; ('ok', value) or ('errno', code)."""
     kind = op[0]
     try:
-        if kind == "create":
+        if kind == "pause":  # the mount's side sleeps (see run_steps)
+            pass
+        elif kind == "move_nested":
+            os.makedirs(root / os.path.dirname(op[2]), exist_ok=True)
+            os.rename(root / op[1], root / op[2])
+        elif kind == "rmtree":
+            if not stat.S_ISDIR(os.lstat(root / op[1]).st_mode):
+                raise NotADirectoryError(errno.ENOTDIR, "not a directory")
+            shutil.rmtree(root / op[1])
+        elif kind == "create":
             os.close(os.open(root / op[1], os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644))
         elif kind == "write":
             fd = os.open(root / op[1], os.O_WRONLY)
@@ -133,11 +153,13 @@ def diff(mine: dict, model: dict) -> str:
     return "\n".join(lines)
 
 
-def run_steps(mount_root: Path, plain_root: Path, ops: list[tuple]) -> str | None:
+def run_steps(mount_root: Path, plain_root: Path, ops: list[tuple], pause: float) -> str | None:
     """Apply ops to both roots; a description of the first divergence, or None."""
     mount_root.mkdir()
     plain_root.mkdir(parents=True)
     for number, op in enumerate(ops):
+        if op[0] == "pause":
+            time.sleep(pause)
         got, expected = apply(mount_root, op), apply(plain_root, op)
         if got != expected:
             return f"step {number} {op!r}: mount gave {got}, plain directory gave {expected}"
@@ -178,10 +200,17 @@ def shrink(ops: list[tuple], fails, budget: float = 120.0) -> list[tuple]:
     return ops
 
 
+def local_failures(mount, since: int) -> str | None:
+    """The "sync failed" lines the daemon logged after byte `since` of its log."""
+    lines = [line for line in mount.log_text()[since:].splitlines() if "sync failed" in line]
+    return "the log shows sync failures:\n" + "\n".join(lines) if lines else None
+
+
 class ModelRun:
-    def __init__(self, mount, plain: Path):
+    def __init__(self, mount, plain: Path, pause: float):
         self.mount = mount
         self.plain = plain
+        self.pause = pause
         self.trials = 0
 
     def fresh(self):
@@ -191,21 +220,23 @@ class ModelRun:
 
     def steps_fail(self, ops) -> str | None:
         _name, mount_root, plain_root = self.fresh()
-        return run_steps(mount_root, plain_root, ops)
+        return run_steps(mount_root, plain_root, ops, self.pause)
 
     def fails(self, ops) -> str | None:
+        since = len(self.mount.log_text())
         name, mount_root, plain_root = self.fresh()
-        return run_steps(mount_root, plain_root, ops) or check_remote(self.mount, name, plain_root)
+        return (run_steps(mount_root, plain_root, ops, self.pause) or check_remote(self.mount, name, plain_root)
+                or local_failures(self.mount, since))
 
 
-def model_check(mount, plain: Path, seed: int, count: int):
-    runner = ModelRun(mount, plain)
+def model_check(mount, plain: Path, seed: int, count: int, sync_timeout: float):
+    runner = ModelRun(mount, plain, pause=sync_timeout + 0.3)
     ops = random_ops(seed, count)
     name, mount_root, plain_root = runner.fresh()
-    problem = run_steps(mount_root, plain_root, ops)
+    problem = run_steps(mount_root, plain_root, ops, runner.pause)
     check = runner.steps_fail
     if problem is None:
-        problem = check_remote(mount, name, plain_root)
+        problem = check_remote(mount, name, plain_root) or local_failures(mount, 0)
         check = runner.fails
     if problem is None:
         return
@@ -222,12 +253,12 @@ def seeds(default: list[int]) -> list[int]:
 
 @pytest.mark.parametrize("seed", seeds([1, 2, 3]))
 def test_model_quick(remote, mount_gitfs, tmp_path, seed):
-    mount = mount_gitfs(remote)
-    model_check(mount, tmp_path / "plain", seed, 300)
+    mount = mount_gitfs(remote, sync_timeout=0.3)
+    model_check(mount, tmp_path / "plain", seed, 300, sync_timeout=0.3)
 
 
 @pytest.mark.stress
 @pytest.mark.parametrize("seed", seeds(list(range(100, 110))))
 def test_model_stress(remote, mount_gitfs, tmp_path, seed):
     mount = mount_gitfs(remote, sync_timeout=0.2)
-    model_check(mount, tmp_path / "plain", seed, 2100)
+    model_check(mount, tmp_path / "plain", seed, 2100, sync_timeout=0.2)
