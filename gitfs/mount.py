@@ -20,7 +20,7 @@ from gitfs.clone import check_branch, credentials_of, prepare_clone
 from gitfs.errors import FatalError
 from gitfs.options import Options
 from gitfs.repo.ignore import install_extra_ignores
-from gitfs.wiring import Mount, recovered_jobs
+from gitfs.wiring import Mount
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,6 @@ def _serve(options, repo, owner, credentials, on_ready) -> int:
     from gitfs.router import GitFSFUSE  # mfusepy's FUSE, answering READDIRPLUS
 
     mount = Mount(options, repo, owner, credentials, on_ready=on_ready)
-    mount.sync_worker.commit_everything(recovered_jobs)  # left on disk by a crash
     _sync_on_sigusr1(mount.sync_worker.sync_now)
     try:
         GitFSFUSE(mount.router, options.mount_point, raw_fi=True, **mount.fuse_options())

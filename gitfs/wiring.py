@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import logging
-import queue
 import time
 
 import pygit2
@@ -17,8 +16,10 @@ from gitfs.repo.days import CommitDays
 from gitfs.repo.repository import Repository
 from gitfs.router import Router
 from gitfs.routes import build_routes
+from gitfs.sync.cycle import OpenFiles, SyncCycle
 from gitfs.sync.fetch_worker import FetchWorker
-from gitfs.sync.jobs import CommitJob, job_paths
+from gitfs.sync.jobs import CommitJob, PendingJobs
+from gitfs.sync.remote_link import RemoteLink
 from gitfs.sync.state import SyncState
 from gitfs.sync.status import SyncStatus
 from gitfs.sync.sync_worker import SyncWorker
@@ -31,7 +32,7 @@ from gitfs.views.status import StatusView
 
 log = logging.getLogger(__name__)
 
-UNMOUNT_PUSH_SECONDS = 30.0
+UNMOUNT_PUSH_SECONDS = 30.0  # the final cycle's deadline, from when it starts
 
 
 def recovered_jobs(paths: list[str]) -> list[CommitJob]:
@@ -50,20 +51,22 @@ class Mount:
         self.on_ready = on_ready
         self.mount_time = int(time.time())
         self.handles = HandleTable()
-        self.jobs: queue.Queue = queue.Queue()
+        self.jobs = PendingJobs()
         # Idle after min_idle_times quiet sync periods, as the original (at least 1 s).
         self.state = SyncState(idle_after=max(options.min_idle_times * options.sync_timeout, 1.0))
         self.days = CommitDays(repo.branch_tip, repo.walk_commits, repo.is_ancestor)
         self.status = SyncStatus(remote=remote_ops.redact_url(options.remote_url), branch=repo.branch,
                                  pending=self.pending)
-        self.sync_worker = SyncWorker(
-            repo, self.jobs, self.state, credentials=credentials, signature=self.signature,
-            writers=self.handles.writers, dirty_open_paths=self.handles.dirty_paths,
-            open_paths=self.handles.open_paths, sync_timeout=options.sync_timeout, status=self.status)
-        self.fetch_worker = FetchWorker(
-            repo, self.state, credentials=credentials, fetch_timeout=options.fetch_timeout,
-            idle_fetch_timeout=options.idle_fetch_timeout, on_remote_moved=self.sync_worker.wake,
-            status=self.status)
+        remote = RemoteLink(repo, credentials, status=self.status)
+        cycle = SyncCycle(repo, self.state, self.jobs, remote, signature=self.signature,
+                          open_files=OpenFiles(paths=self.handles.open_paths, dirty_paths=self.handles.dirty_paths),
+                          conflicts=self.status)
+        self.sync_worker = SyncWorker(cycle, self.jobs, self.state, writers=self.handles.writers,
+                                      dirty_open_paths=self.handles.dirty_paths, sync_timeout=options.sync_timeout,
+                                      recover=recovered_jobs, final_seconds=UNMOUNT_PUSH_SECONDS)
+        self.fetch_worker = FetchWorker(remote, self.state, fetch_timeout=options.fetch_timeout,
+                                        idle_fetch_timeout=options.idle_fetch_timeout,
+                                        on_remote_moved=self.sync_worker.wake)
         routes = build_routes(current_path=options.current_path, history_path=options.history_path)
         self.router = Router(routes, self.make_view, cache_size=options.cache_size, touch=self.state.touch,
                              on_init=self.start, on_destroy=self.stop)
@@ -73,10 +76,8 @@ class Mount:
 
     def pending(self) -> dict:
         """What is not on the remote yet, for the status file."""
-        queued = list(self.sync_worker.pending) + [job for job in list(self.jobs.queue)  # snapshots; the worker
-                                                   if job is not None]                 # owns both (None: a wake-up)
         return {"commits_not_pushed": self.repo.count_ahead(),
-                "changes_not_committed": len(job_paths(queued) | set(self.handles.dirty_paths()))}
+                "changes_not_committed": len(self.jobs.paths() | set(self.handles.dirty_paths()))}
 
     def make_view(self, kind: str, prefix: str, groups: tuple):
         groups = dict(groups)
@@ -109,11 +110,10 @@ class Mount:
             self.on_ready()
 
     def stop(self) -> None:
-        """FUSE destroy: commit what is pending and push it if the remote answers in time."""
-        deadline = time.monotonic() + UNMOUNT_PUSH_SECONDS
+        """FUSE destroy: the sync worker commits what is pending and pushes it if the remote
+        answers in time. Its join allows a cycle under way to end before the final one."""
         self.fetch_worker.stop(timeout=10)
-        self.sync_worker.stop(timeout=UNMOUNT_PUSH_SECONDS)
-        self.sync_worker.final_sync(deadline)
+        self.sync_worker.stop(timeout=2 * UNMOUNT_PUSH_SECONDS + 5)
         log.info("unmounted %s", self.options.mount_point)
 
     def fuse_options(self) -> dict:

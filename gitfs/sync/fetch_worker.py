@@ -2,35 +2,34 @@
 
 When the remote moved it wakes the sync worker, which brings the change into
 current/ and history/. A FUSE call after an idle spell wakes it at once
-(SyncState.touch sets wake_fetch).
+(SyncState.touch sets wake_fetch). Failures are logged and reported by the
+remote link it shares with the sync cycle.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from typing import Callable
 
-from gitfs.repo import remote as remote_ops
 from gitfs.repo.errors import RemoteError
-from gitfs.repo.repository import Repository
+from gitfs.sync.remote_link import RemoteLink
 from gitfs.sync.state import SyncState
 
 log = logging.getLogger(__name__)
 
 
 class FetchWorker(threading.Thread):
-    def __init__(self, repo: Repository, state: SyncState, *, credentials: remote_ops.Credentials,
-                 fetch_timeout: float, idle_fetch_timeout: float, on_remote_moved, status=None):
+    def __init__(self, remote: RemoteLink, state: SyncState, *, fetch_timeout: float, idle_fetch_timeout: float,
+                 on_remote_moved: Callable[[], None]):
         super().__init__(name="FetchWorker", daemon=True)
-        self.repo = repo
+        self.remote = remote
+        self.repo = remote.repo
         self.state = state
-        self.credentials = credentials
         self.fetch_timeout = fetch_timeout
         self.idle_fetch_timeout = idle_fetch_timeout
-        self.status = status
         self.on_remote_moved = on_remote_moved
         self._stopping = threading.Event()
-        self._failing = False
 
     def stop(self, timeout: float) -> None:
         self._stopping.set()
@@ -52,20 +51,9 @@ class FetchWorker(threading.Thread):
     def fetch_once(self) -> None:
         before = self.repo.remote_tip()
         try:
-            with self.state.remote_lock:
-                after = remote_ops.fetch(self.repo, self.credentials)
-        except RemoteError as error:
-            if not self._failing:  # once per change of state, not once per retry
-                log.warning("%s; will keep trying", error)
-            self._failing = True
-            if self.status:
-                self.status.fetch_failed(str(error))
-            return
-        if self._failing:
-            log.warning("fetch works again")
-        self._failing = False
-        if self.status:
-            self.status.fetch_ok()
-        if after != before or (after is not None and after != self.repo.branch_tip()
-                               and not self.repo.is_ancestor(after, self.repo.branch_tip())):
+            after = self.remote.fetch()
+        except RemoteError:
+            return  # logged and reported by the remote link; tried again next period
+        local = self.repo.branch_tip()
+        if after != before or (after is not None and (local is None or not self.repo.is_ancestor(after, local))):
             self.on_remote_moved()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -34,3 +35,57 @@ def batch_message(jobs: Sequence[CommitJob]) -> str:
 
 def job_paths(jobs: Iterable[CommitJob]) -> set[str]:
     return {path.strip("/") for job in jobs for path in job.paths}
+
+
+class PendingJobs:
+    """The commit jobs FUSE threads queue and the sync worker takes: the one owner of
+    what is waiting to be committed. Thread-safe.
+
+    FUSE threads `put` jobs; the sync worker `wait`s for news (a job or a wake-up),
+    `take`s the batch to commit and `give_back`s it if the commit failed; the status
+    file reads `paths()`.
+    """
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._jobs: list[CommitJob] = []
+        self._news = 0  # jobs and wake-ups since the last wait
+        self._woken = False
+
+    def put(self, job: CommitJob) -> None:
+        with self._condition:
+            self._jobs.append(job)
+            self._news += 1
+            self._condition.notify_all()
+
+    def wake(self) -> None:
+        """End a wait at once, and say so to the waiter."""
+        with self._condition:
+            self._woken = True
+            self._news += 1
+            self._condition.notify_all()
+
+    def wait(self, timeout: float) -> bool:
+        """Wait up to timeout for a new job or a wake-up; True if woken since the last wait."""
+        with self._condition:
+            self._condition.wait_for(lambda: self._news > 0, max(timeout, 0.0))
+            woken, self._woken, self._news = self._woken, False, 0
+            return woken
+
+    def take(self) -> list[CommitJob]:
+        with self._condition:
+            jobs, self._jobs = self._jobs, []
+            return jobs
+
+    def give_back(self, jobs: list[CommitJob]) -> None:
+        """Jobs whose commit failed: first in line again, before any that came since."""
+        with self._condition:
+            self._jobs[:0] = jobs
+
+    def __bool__(self) -> bool:
+        with self._condition:
+            return bool(self._jobs)
+
+    def paths(self) -> set[str]:
+        with self._condition:
+            return job_paths(self._jobs)

@@ -9,8 +9,8 @@ Contract:
   mutation is in flight. Network I/O happens outside it, always.
 - Opening a file for reading also waits out `frozen()` (`mutation(changes=False)`),
   so the sync worker sees every open file before it replaces any.
-- `remote_lock` serialises fetch and push between the two workers; FUSE threads
-  never take it.
+- Fetch and push are serialised by the remote link (remote_link.py), which FUSE
+  threads never touch.
 - `wake_fetch` is set when activity resumes after an idle spell, and at unmount.
   (The sync worker is woken through SyncWorker.wake.)
 - `touch()` is called by the router on every FUSE call (cheap: a float store).
@@ -20,29 +20,31 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import os
 import threading
 import time
-
-from mfusepy import FuseOSError
+from typing import Callable
 
 
 class SyncState:
-    def __init__(self, *, idle_after: float, freeze_timeout: float = 30.0):
+    def __init__(self, *, idle_after: float, freeze_timeout: float = 30.0,
+                 clock: Callable[[], float] = time.monotonic):
+        self._clock = clock
         self._condition = threading.Condition()
         self._frozen = False
         self._mutations_in_flight = 0
         self._freeze_timeout = freeze_timeout
         self._idle_after = idle_after
-        self.last_change = 0.0  # monotonic time of the last finished mutation
-        self.last_activity = time.monotonic()
-        self.remote_lock = threading.Lock()
+        self.last_change = 0.0  # clock time of the last finished mutation
+        self.last_activity = clock()
         self.wake_fetch = threading.Event()
 
     @contextlib.contextmanager
     def mutation(self, changes: bool = True):
         with self._condition:
             if not self._condition.wait_for(lambda: not self._frozen, self._freeze_timeout):
-                raise FuseOSError(errno.EBUSY)
+                # An OSError: the FUSE binding answers its errno like any os.* failure.
+                raise OSError(errno.EBUSY, os.strerror(errno.EBUSY))
             self._mutations_in_flight += 1
         try:
             yield
@@ -50,7 +52,7 @@ class SyncState:
             with self._condition:
                 self._mutations_in_flight -= 1
                 if changes:
-                    self.last_change = time.monotonic()
+                    self.last_change = self._clock()
                 self._condition.notify_all()
 
     @contextlib.contextmanager
@@ -67,13 +69,13 @@ class SyncState:
                 self._condition.notify_all()
 
     def touch(self) -> None:
-        now = time.monotonic()
+        now = self._clock()
         if now - self.last_activity > self._idle_after:
             self.wake_fetch.set()  # leaving idle mode: fetch at once
         self.last_activity = now
 
     def is_idle(self) -> bool:
-        return time.monotonic() - self.last_activity > self._idle_after
+        return self._clock() - self.last_activity > self._idle_after
 
     def quiet_for(self) -> float:
-        return time.monotonic() - self.last_change
+        return self._clock() - self.last_change

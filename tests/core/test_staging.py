@@ -7,7 +7,6 @@ working tree holds — what `git add -A` would commit — on the first try.
 """
 
 import os
-import queue
 import shutil
 import subprocess
 
@@ -17,9 +16,10 @@ import pytest
 from conftest import git
 from gitfs.repo.credentials import Credentials
 from gitfs.repo.repository import Repository
-from gitfs.sync.jobs import CommitJob
+from gitfs.sync.cycle import OpenFiles, SyncCycle
+from gitfs.sync.jobs import CommitJob, PendingJobs
+from gitfs.sync.remote_link import RemoteLink
 from gitfs.sync.state import SyncState
-from gitfs.sync.sync_worker import SyncWorker
 
 COMMITTER = pygit2.Signature("GitFS", "gitfs@example.com", 1_700_000_000, 0)
 KEEP = ".keep"
@@ -188,14 +188,13 @@ class StagingFails(Repository):
 
 def test_a_failing_stage_commits_the_whole_working_tree_and_logs_an_error(clone, caplog):
     repo = StagingFails(str(clone), "main")
-    worker = SyncWorker(repo, queue.Queue(), SyncState(idle_after=60), credentials=Credentials(),
-                        signature=lambda: COMMITTER, writers=lambda: (0, 0.0), dirty_open_paths=list,
-                        open_paths=set, sync_timeout=0.1)
+    cycle = SyncCycle(repo, SyncState(idle_after=60), PendingJobs(), RemoteLink(repo, Credentials()),
+                      signature=lambda: COMMITTER, open_files=OpenFiles(paths=set, dirty_paths=list))
     write(clone, "scripts/run.sh", "echo more\n", "a")
     os.rename(clone / "scripts", clone / "tools")
     expected = worktree_tree(clone)
     with caplog.at_level("ERROR"):
-        oid = worker.commit_everything(lambda paths: [CommitJob("Update", add=tuple(paths))])
+        oid = cycle.commit_everything(lambda paths: [CommitJob("Update", add=tuple(paths))])
     assert oid is not None and ls_tree(clone, str(oid)) == expected
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
     assert len(errors) == 1 and "index does not contain" in errors[0] and "tools/run.sh" in errors[0]

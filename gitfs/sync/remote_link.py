@@ -1,0 +1,84 @@
+"""RemoteLink: the remote side of a mount, owned once and shared by both workers.
+
+It holds the credentials and the lock that keeps fetch and push from running at the
+same time, reports every result to the status file, and logs a failure once per
+change of state (the first failure, a different one, the recovery), never once per
+retry: a server that is down for an hour gives two lines, not hundreds.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Optional, Protocol
+
+import pygit2
+
+from gitfs.repo import remote as remote_ops
+from gitfs.repo.errors import PushRejected, RemoteError
+from gitfs.repo.repository import Repository
+
+log = logging.getLogger(__name__)
+
+
+class StatusReport(Protocol):
+    def fetch_ok(self) -> None: ...
+    def fetch_failed(self, error: str) -> None: ...
+    def push_ok(self) -> None: ...
+    def push_failed(self, error: str) -> None: ...
+
+
+class RemoteLink:
+    def __init__(self, repo: Repository, credentials: remote_ops.Credentials, *,
+                 status: Optional[StatusReport] = None):
+        self.repo = repo
+        self._credentials = credentials
+        self._status = status
+        self._lock = threading.Lock()  # one network operation on the clone at a time
+        self._failing_lock = threading.Lock()
+        self._failing: dict[str, Optional[str]] = {"fetch": None, "push": None}  # the last failure, by action
+
+    def fetch(self) -> Optional[pygit2.Oid]:
+        """The remote's tip after fetching (None: the branch is gone), or RemoteError."""
+        try:
+            with self._lock:
+                tip = remote_ops.fetch(self.repo, self._credentials)
+        except RemoteError as error:
+            self._report("fetch", error)
+            raise
+        self._report("fetch", None)
+        return tip
+
+    def push(self) -> None:
+        """Push the branch without force: PushRejected if the remote moved, RemoteError if it failed."""
+        try:
+            with self._lock:
+                remote_ops.push(self.repo, self._credentials)
+        except PushRejected as rejected:
+            # Usually the remote moved and the caller merges and pushes again; a hook that
+            # refuses every push says why here, in the status file.
+            if self._status is not None:
+                self._status.push_failed(str(rejected))
+            raise
+        except RemoteError as error:
+            self._report("push", error)
+            raise
+        self._report("push", None)
+
+    def push_failed(self, error: RemoteError) -> None:
+        """The caller gave up pushing (rejected again and again): report it like a failed push."""
+        self._report("push", error)
+
+    def _report(self, action: str, error: Optional[RemoteError]) -> None:
+        if self._status is not None:
+            if action == "fetch":
+                self._status.fetch_ok() if error is None else self._status.fetch_failed(str(error))
+            else:
+                self._status.push_ok() if error is None else self._status.push_failed(str(error))
+        with self._failing_lock:
+            before, now = self._failing[action], (None if error is None else str(error))
+            self._failing[action] = now
+        if now is not None and now != before:
+            log.warning("%s; writes are kept locally, retrying", now)
+        elif now is None and before is not None:
+            log.warning("%s works again", action)

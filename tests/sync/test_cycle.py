@@ -1,0 +1,127 @@
+"""Layer 2: one sync cycle (gitfs/sync/cycle.py) on real repositories, no mount, no thread.
+
+commit -> fetch -> accept mine -> apply -> push, against a bare remote that the other
+person's clone pushes to, sometimes right between our fetch and our push.
+"""
+
+import logging
+
+import pytest
+
+from conftest import git
+from gitfs.repo.errors import RemoteError
+from sync.conftest import make_rig
+
+
+def test_a_write_is_committed_and_pushed(rig):
+    rig.write("notes.txt", "mine\n")
+    result = rig.cycle.run()
+    assert result.committed is not None and result.pushed == result.committed
+    assert result.complete and result.conflicts == ()
+    assert rig.remote.show("notes.txt") == b"mine\n"
+    assert rig.remote.log()[0] == "Update /notes.txt"
+
+
+def test_several_jobs_become_one_commit(rig):
+    for name in ("a", "b", "c"):
+        rig.write(f"{name}.txt", name)
+    rig.cycle.run()
+    assert rig.remote.log()[0] == "Update 3 items. Added 3 items."
+    assert not rig.jobs
+
+
+def test_their_push_reaches_the_working_tree(rig):
+    rig.remote.commit({"theirs.txt": "from them\n"}, "their change")
+    result = rig.cycle.run()
+    assert result.committed is None and result.pushed is None
+    assert rig.read("theirs.txt") == "from them\n"
+    assert str(rig.repo.branch_tip()) == rig.remote.head()
+
+
+def test_a_conflict_keeps_mine_and_reports_theirs(rig):
+    rig.remote.commit({"testing": "their version\n"}, "theirs")
+    rig.write("testing", "my version\n")
+    result = rig.cycle.run()
+    assert result.conflicts == ("testing",)
+    assert rig.remote.show("testing") == b"my version\n"
+    assert rig.read("testing") == "my version\n"
+    assert [c["path"] for c in rig.status.snapshot()["conflicts"]] == ["testing"]
+    assert rig.remote.log()[:2] == ["Update /testing", "theirs"]  # linear: mine replayed on theirs
+
+
+def test_a_push_that_meets_a_moved_remote_is_merged_and_pushed_again(rig):
+    rig.link.races = 2
+    rig.write("mine.txt", "mine\n")
+    result = rig.cycle.run()
+    assert result.pushed is not None
+    assert rig.link.fetches == 3
+    assert {"mine.txt", "race0.txt", "race1.txt"} <= set(rig.remote.files())
+    assert git("--git-dir", str(rig.remote.bare), "log", "--merges", "--format=%H", "main") == ""
+
+
+def test_a_remote_that_keeps_moving_fails_the_cycle_and_the_commit_stays(rig, caplog):
+    rig.link.races = 5
+    rig.write("mine.txt", "mine\n")
+    with pytest.raises(RemoteError, match="5 times in a row"):
+        rig.cycle.run()
+    assert "mine.txt" in git("ls-tree", "--name-only", "HEAD", cwd=rig.path)
+    assert rig.status.snapshot()["last_push"]["result"] == "failed"
+    rig.link.races = 0
+    assert rig.cycle.run().pushed is not None  # the next cycle pushes it
+    assert "mine.txt" in rig.remote.files()
+
+
+def test_a_remote_change_to_an_open_file_waits_until_it_is_closed(rig):
+    rig.remote.commit({"testing": "changed by them\n"}, "theirs")
+    rig.open_paths = {"/testing"}
+    result = rig.cycle.run()
+    assert result.waiting_for == ("testing",) and not result.complete
+    assert rig.read("testing") == "just testing around here\n"
+    rig.open_paths = set()
+    assert rig.cycle.run().complete
+    assert rig.read("testing") == "changed by them\n"
+
+
+def test_an_unreachable_remote_keeps_the_commit_and_logs_once(remote, tmp_path, caplog):
+    rig = make_rig(remote, tmp_path / "mine", url=str(tmp_path / "gone.git"))
+    rig.write("offline.txt", "written offline\n")
+    with caplog.at_level(logging.WARNING):
+        for _ in range(3):
+            with pytest.raises(RemoteError):
+                rig.cycle.run()
+    assert "offline.txt" in git("ls-tree", "--name-only", "HEAD", cwd=rig.path)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "gone.git" in warnings[0], warnings
+    assert rig.status.snapshot()["last_fetch"]["result"] == "failed"
+    git("remote", "set-url", "origin", str(remote.bare), cwd=rig.path)
+    with caplog.at_level(logging.WARNING):
+        assert rig.cycle.run().pushed is not None
+    assert "fetch works again" in caplog.text
+    assert remote.show("offline.txt") == b"written offline\n"
+
+
+def test_no_commit_while_writing_still_brings_their_change(rig):
+    with open(f"{rig.path}/mine.txt", "w") as handle:  # open for writing: no job until release
+        handle.write("half written\n")
+    rig.open_paths, rig.dirty_paths = {"/mine.txt"}, ["/mine.txt"]
+    rig.remote.commit({"theirs.txt": "theirs\n"}, "theirs")
+    result = rig.cycle.run(commit=False)
+    assert result.committed is None and result.complete
+    assert rig.read("theirs.txt") == "theirs\n"
+    assert rig.read("mine.txt") == "half written\n"
+    assert "mine.txt" not in rig.remote.files()
+
+
+def test_a_file_open_too_long_is_committed_with_what_it_holds(rig):
+    with open(f"{rig.path}/long.txt", "w") as handle:
+        handle.write("so far\n")
+    rig.open_paths, rig.dirty_paths = {"/long.txt"}, ["/long.txt"]
+    result = rig.cycle.run(include_open=True)
+    assert result.committed is not None
+    assert rig.remote.show("long.txt") == b"so far\n"
+
+
+def test_final_commits_and_pushes(rig):
+    rig.write("last.txt", "at unmount\n")
+    rig.cycle.final(seconds=30)
+    assert rig.remote.show("last.txt") == b"at unmount\n"

@@ -1,0 +1,123 @@
+"""Layer 2: when the sync worker runs a cycle (gitfs/sync/sync_worker.py), step by step
+with a fake clock, on real repositories; the thread is never started except where the
+test is about the thread (the final cycle at stop)."""
+
+import pytest
+
+from conftest import git
+from gitfs.sync.sync_worker import SyncWorker
+from sync.conftest import make_rig
+
+
+class Writers:
+    """What the handle table would say: files open for writing, and for how long."""
+
+    def __init__(self):
+        self.count, self.oldest = 0, 0.0
+
+    def __call__(self):
+        return self.count, self.oldest
+
+
+@pytest.fixture
+def writers():
+    return Writers()
+
+
+def worker_for(rig, writers, sync_timeout=1.0):
+    return SyncWorker(rig.cycle, rig.jobs, rig.state, writers=writers, dirty_open_paths=lambda: rig.dirty_paths,
+                      sync_timeout=sync_timeout, clock=rig.clock)
+
+
+def settled(rig, writers):
+    """A worker that has done its start-up cycle (a previous mount's leftovers: none)."""
+    worker = worker_for(rig, writers)
+    rig.clock.advance(5)
+    assert worker.step(timeout=0) is not None
+    return worker
+
+
+def test_nothing_runs_before_sync_timeout_of_quiet(rig, writers):
+    worker = settled(rig, writers)
+    rig.write("a.txt", "a")
+    rig.clock.advance(0.5)
+    assert worker.step(timeout=0) is None
+    rig.write("b.txt", "b")  # a new write restarts the quiet period
+    rig.clock.advance(0.9)
+    assert worker.step(timeout=0) is None
+    rig.clock.advance(0.2)
+    result = worker.step(timeout=0)
+    assert result is not None and result.committed is not None
+    assert {"a.txt", "b.txt"} <= set(rig.remote.files())
+
+
+def test_nothing_to_do_runs_no_cycle(rig, writers):
+    worker = settled(rig, writers)
+    rig.clock.advance(100)
+    assert worker.step(timeout=0) is None
+
+
+def test_an_open_writer_holds_the_commit_until_the_open_file_bound(rig, writers):
+    worker = settled(rig, writers)
+    rig.write("a.txt", "a")
+    rig.dirty_paths = ["/big.log"]
+    with open(f"{rig.path}/big.log", "w") as handle:
+        handle.write("still being written\n")
+    writers.count, writers.oldest = 1, 5.0
+    rig.clock.advance(2)
+    assert worker.step(timeout=0) is None  # quiet, but a file is open for writing
+    writers.oldest = 10.5  # past 10 x sync_timeout
+    result = worker.step(timeout=0)
+    assert result is not None and result.committed is not None
+    assert rig.remote.show("big.log") == b"still being written\n"
+
+
+def test_sync_now_skips_the_quiet_period(rig, writers):
+    worker = settled(rig, writers)
+    rig.write("now.txt", "now")
+    worker.sync_now()
+    result = worker.step(timeout=0)
+    assert result is not None and "now.txt" in rig.remote.files()
+
+
+def test_a_wake_up_brings_their_change_in_while_a_file_is_written(rig, writers):
+    worker = settled(rig, writers)
+    writers.count, writers.oldest = 1, 0.5
+    rig.remote.commit({"theirs.txt": "theirs\n"}, "theirs")
+    rig.clock.advance(2)
+    assert worker.step(timeout=0) is None
+    worker.wake()  # what the fetch worker does when the remote moved
+    result = worker.step(timeout=0)
+    assert result is not None and result.committed is None
+    assert rig.read("theirs.txt") == "theirs\n"
+
+
+def test_failures_back_off_and_the_commit_stays_local(remote, tmp_path, writers):
+    rig = make_rig(remote, tmp_path / "mine", url=str(tmp_path / "gone.git"))
+    worker = worker_for(rig, writers)
+    rig.write("offline.txt", "offline")
+    rig.clock.advance(2)
+    assert worker.step(timeout=0) is None and rig.link.attempts == 1
+    assert not rig.jobs  # committed locally all the same
+    assert rig.status.snapshot()["last_fetch"]["result"] == "failed"
+    for attempts, backoff in enumerate((1, 2, 4), start=1):  # seconds, plus up to 1 s of jitter
+        rig.clock.advance(backoff - 0.1)
+        worker.step(timeout=0)
+        assert rig.link.attempts == attempts, "retried before the back-off ended"
+        rig.clock.advance(1.2)
+        worker.step(timeout=0)
+        assert rig.link.attempts == attempts + 1, "not retried once the back-off ended"
+    git("remote", "set-url", "origin", str(remote.bare), cwd=rig.path)  # back on line
+    rig.clock.advance(9)
+    result = worker.step(timeout=0)
+    assert result is not None and result.pushed is not None
+    assert remote.show("offline.txt") == b"offline"
+
+
+def test_stop_runs_the_final_cycle_on_the_worker_thread(rig, writers):
+    worker = worker_for(rig, writers, sync_timeout=3600)  # never quiet long enough by itself
+    worker.start()
+    rig.write("last.txt", "at unmount\n")
+    worker.stop(timeout=30)
+    assert not worker.is_alive()
+    assert rig.remote.show("last.txt") == b"at unmount\n"
