@@ -19,7 +19,7 @@ from gitfs.errors import FatalError
 from gitfs.options import Options
 from gitfs.repo import credentials as credential_files
 from gitfs.repo import remote as remote_ops
-from gitfs.repo.errors import RemoteError
+from gitfs.repo.errors import RemoteError, SettingError
 from gitfs.repo.repository import REMOTE_NAME, Repository
 
 
@@ -53,7 +53,7 @@ def credentials_of(options: Options) -> remote_ops.Credentials:
             ssh_strict_host_key_checking=options.ssh_strict_host_key_checking, ssl_ca_file=options.ssl_ca_file,
             state_dir=os.path.dirname(default_repo_path(options.remote_url)))
         credential_files.check(credentials, options.remote_url)
-    except RemoteError as error:
+    except SettingError as error:
         raise FatalError(str(error)) from None
     return credentials
 

@@ -19,6 +19,8 @@ from gitfs.checks import boot_environment, check_fuse, check_mount_point, resolv
 from gitfs.clone import check_branch, credentials_of, prepare_clone
 from gitfs.errors import FatalError
 from gitfs.options import Options
+from gitfs.repo import libgit2
+from gitfs.repo.errors import SettingError
 from gitfs.repo.ignore import install_extra_ignores
 from gitfs.wiring import Mount
 
@@ -36,9 +38,13 @@ def run(options: Options) -> int:
         if options.max_open_files != -1:
             _set_open_files_limit(options.max_open_files)
         credentials = credentials_of(options)
+        libgit2.configure(credentials, options.remote_url)
         repo = prepare_clone(options, credentials)
         check_branch(repo, options)
-        install_extra_ignores(repo.path, options.ignore_file, options.hard_ignore)
+        try:
+            install_extra_ignores(repo.path, options.ignore_file, options.hard_ignore)
+        except SettingError as error:
+            raise FatalError(str(error)) from None
         if options.foreground:
             return _serve(options, repo, owner, credentials, on_ready=_notify_systemd)
         return _daemonize(options, repo, owner, credentials)

@@ -1,7 +1,7 @@
 """Router: the one fusepy Operations object. Matches a path to a view and calls it.
 
-Views are built by `make_view(kind, prefix, groups)` (see mount.py) and kept in
-an LRU keyed by (kind, matched prefix). Views hold no per-open-file state, so
+Each route builds its view from the matched prefix (see routes.py); views are
+kept in an LRU keyed by (route, matched prefix). Views hold no per-open-file state, so
 evicting one never loses an open file (that lives in the HandleTable).
 
 Performance (issue 6): one FUSE round trip costs ~40 µs in this binding, far
@@ -45,30 +45,28 @@ FUSE_FILL_DIR_PLUS = 2  # enum fuse_fill_dir_flags
 class Router(Operations):
     use_ns = True
 
-    def __init__(self, routes: list[Route], make_view: Callable, *, cache_size: int,
+    def __init__(self, routes: list[Route], *, cache_size: int,
                  touch: Callable[[], None], on_init: Callable[[], None], on_destroy: Callable[[], None]):
         self.routes = routes
         self._touch = touch
         self._on_init = on_init
         self._on_destroy = on_destroy
-        self._make_view = make_view
-        self._patterns = {route.kind: route.pattern for route in routes}
-        self._matchers = [(route.pattern.match, route.kind) for route in routes]
-        # Keyed by (kind, prefix) only: the groups follow from the prefix.
+        self._matchers = [(route.pattern.match, number) for number, route in enumerate(routes)]
+        # Keyed by (route, prefix) only: the groups follow from the prefix.
         self._view = functools.lru_cache(maxsize=cache_size)(self._new_view)
 
-    def _new_view(self, kind: str, prefix: str):
-        groups = self._patterns[kind].match(prefix).groupdict()
-        return self._make_view(kind, prefix, tuple(sorted(groups.items())))
+    def _new_view(self, number: int, prefix: str):
+        route = self.routes[number]
+        return route.build(route.pattern.match(prefix).groupdict())
 
     def resolve(self, path: str):
         """(view, path relative to the view) for a mount path."""
         self._touch()
-        for match_route, kind in self._matchers:
+        for match_route, number in self._matchers:
             match = match_route(path)
             if match:
                 prefix = match.group()
-                return self._view(kind, prefix), path[len(prefix):] or "/"
+                return self._view(number, prefix), path[len(prefix):] or "/"
         raise FuseOSError(errno.ENOENT)
 
     def _call(self, operation: str, path: str, *args):

@@ -1,35 +1,51 @@
-"""The ordered route table: (regex, view kind), first match wins. Data, not code.
+"""The ordered route table: (regex, the view it builds), first match wins. Data, not code.
 
-Every prefix ends at a path boundary, so `/current` never matches `/currentX`.
+Every prefix ends at a path boundary, so `/current` never matches `/currentX`. Each
+route builds its view from the regex's named groups, through the mount's ViewFactory.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Pattern
+from typing import Any, Callable, Pattern, Protocol
 
 BOUNDARY = r"(?=/|$)"
 STATUS_DIR = ".gitfs"  # MOUNTPOINT/.gitfs/status, not listed, opens by name
 
 
+class ViewFactory(Protocol):
+    """Builds each kind of view; the mount gives every view what it needs."""
+
+    def status(self) -> Any: ...
+    def commit(self, day: str, name: str) -> Any: ...
+    def day(self, day: str) -> Any: ...
+    def history(self) -> Any: ...
+    def current(self) -> Any: ...
+    def index(self) -> Any: ...
+
+
 @dataclass(frozen=True)
 class Route:
     pattern: Pattern[str]
-    kind: str  # "status", "commit", "day", "history", "current" or "index"
+    name: str  # for logs and tests: "status", "commit", "day", "history", "current" or "index"
+    build: Callable[[dict[str, str]], Any]  # the regex's named groups -> the view
 
 
-def build_routes(*, current_path: str, history_path: str) -> list[Route]:
+def build_routes(views: ViewFactory, *, current_path: str, history_path: str) -> list[Route]:
     history = re.escape(history_path)
-    table = [
-        (rf"^/{re.escape(STATUS_DIR)}{BOUNDARY}", "status"),
-        (rf"^/{history}/(?P<day>\d{{4}}-\d{{2}}-\d{{2}})/(?P<name>\d{{2}}-\d{{2}}-\d{{2}}-[0-9a-f]{{10}}){BOUNDARY}", "commit"),
-        (rf"^/{history}/(?P<day>[^/]+){BOUNDARY}", "day"),
-        (rf"^/{history}{BOUNDARY}", "history"),
+    day = r"(?P<day>\d{4}-\d{2}-\d{2})"
+    commit = r"(?P<name>\d{2}-\d{2}-\d{2}-[0-9a-f]{10})"
+    table: list[tuple[str, str, Callable[[dict[str, str]], Any]]] = [
+        (rf"^/{re.escape(STATUS_DIR)}{BOUNDARY}", "status", lambda groups: views.status()),
+        (rf"^/{history}/{day}/{commit}{BOUNDARY}", "commit",
+         lambda groups: views.commit(groups["day"], groups["name"])),
+        (rf"^/{history}/(?P<day>[^/]+){BOUNDARY}", "day", lambda groups: views.day(groups["day"])),
+        (rf"^/{history}{BOUNDARY}", "history", lambda groups: views.history()),
     ]
     if current_path:
-        table.append((rf"^/{re.escape(current_path)}{BOUNDARY}", "current"))
-        table.append((r"^", "index"))
+        table.append((rf"^/{re.escape(current_path)}{BOUNDARY}", "current", lambda groups: views.current()))
+        table.append((r"^", "index", lambda groups: views.index()))
     else:  # current_path=/ puts the working tree at the root
-        table.append((r"^", "current"))
-    return [Route(re.compile(pattern), kind) for pattern, kind in table]
+        table.append((r"^", "current", lambda groups: views.current()))
+    return [Route(re.compile(pattern), name, build) for pattern, name, build in table]

@@ -67,8 +67,8 @@ class Mount:
         self.fetch_worker = FetchWorker(remote, self.state, fetch_timeout=options.fetch_timeout,
                                         idle_fetch_timeout=options.idle_fetch_timeout,
                                         on_remote_moved=self.sync_worker.wake)
-        routes = build_routes(current_path=options.current_path, history_path=options.history_path)
-        self.router = Router(routes, self.make_view, cache_size=options.cache_size, touch=self.state.touch,
+        routes = build_routes(Views(self), current_path=options.current_path, history_path=options.history_path)
+        self.router = Router(routes, cache_size=options.cache_size, touch=self.state.touch,
                              on_init=self.start, on_destroy=self.stop)
 
     def signature(self) -> pygit2.Signature:
@@ -78,27 +78,6 @@ class Mount:
         """What is not on the remote yet, for the status file."""
         return {"commits_not_pushed": self.repo.count_ahead(),
                 "changes_not_committed": len(self.jobs.paths() | set(self.handles.dirty_paths()))}
-
-    def make_view(self, kind: str, prefix: str, groups: tuple):
-        groups = dict(groups)
-        if kind == "status":
-            return StatusView(self.owner, self.status, self.handles, mount_time=self.mount_time)
-        if kind == "current":
-            extra = (self.options.history_path,) if not self.options.current_path else ()
-            return CurrentView(self.owner, self.repo.workdir, self.handles, self.state, self.jobs,
-                               max_size=self.options.max_size_bytes, extra_root_entries=extra)
-        if kind == "index":
-            return IndexView(self.owner, entries=[self.options.current_path, self.options.history_path],
-                             mount_time=self.mount_time, disk_path=self.repo.workdir)
-        if kind == "history":
-            return HistoryView(self.owner, self.days, mount_time=self.mount_time)
-        if kind == "day":
-            return HistoryView(self.owner, self.days, day=groups["day"], mount_time=self.mount_time)
-        found = self.days.commit(groups["day"], groups["name"])
-        if found is None:
-            raise FuseOSError(errno.ENOENT)  # not cached: lru_cache keeps no exceptions
-        commit, commit_time = found
-        return CommitView(self.owner, self.repo, self.handles, commit=commit, commit_time=commit_time)
 
     def start(self) -> None:
         """FUSE init: after any fork, so the threads live in the mounting process."""
@@ -111,9 +90,10 @@ class Mount:
 
     def stop(self) -> None:
         """FUSE destroy: the sync worker commits what is pending and pushes it if the remote
-        answers in time. Its join allows a cycle under way to end before the final one."""
+        answers in time. A worker stuck longer than that (a network call that hangs) is left
+        behind: whatever it had not committed is on disk, and the next mount commits it."""
         self.fetch_worker.stop(timeout=10)
-        self.sync_worker.stop(timeout=2 * UNMOUNT_PUSH_SECONDS + 5)
+        self.sync_worker.stop(timeout=UNMOUNT_PUSH_SECONDS + 10)
         log.info("unmounted %s", self.options.mount_point)
 
     def fuse_options(self) -> dict:
@@ -128,3 +108,44 @@ class Mount:
         if options.read_only:
             fuse_kwargs["ro"] = True
         return fuse_kwargs
+
+
+
+class Views:
+    """Builds each view with what it needs (routes.ViewFactory): one builder per route."""
+
+    def __init__(self, mount: Mount):
+        self.options = mount.options
+        self.owner = mount.owner
+        self.repo = mount.repo
+        self.handles = mount.handles
+        self.sync_state = mount.state
+        self.jobs = mount.jobs
+        self.days = mount.days
+        self.sync_status = mount.status
+        self.mount_time = mount.mount_time
+
+    def status(self) -> StatusView:
+        return StatusView(self.owner, self.sync_status, self.handles, mount_time=self.mount_time)
+
+    def current(self) -> CurrentView:
+        extra = (self.options.history_path,) if not self.options.current_path else ()
+        return CurrentView(self.owner, self.repo.workdir, self.handles, self.sync_state, self.jobs,
+                           max_size=self.options.max_size_bytes, extra_root_entries=extra)
+
+    def index(self) -> IndexView:
+        return IndexView(self.owner, entries=[self.options.current_path, self.options.history_path],
+                         mount_time=self.mount_time, disk_path=self.repo.workdir)
+
+    def history(self) -> HistoryView:
+        return HistoryView(self.owner, self.days, mount_time=self.mount_time)
+
+    def day(self, day: str) -> HistoryView:
+        return HistoryView(self.owner, self.days, day=day, mount_time=self.mount_time)
+
+    def commit(self, day: str, name: str) -> CommitView:
+        found = self.days.commit(day, name)
+        if found is None:
+            raise FuseOSError(errno.ENOENT)  # not cached: lru_cache keeps no exceptions
+        commit, commit_time = found
+        return CommitView(self.owner, self.repo, self.handles, commit=commit, commit_time=commit_time)

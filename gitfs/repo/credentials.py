@@ -35,15 +35,13 @@ from urllib.parse import urlsplit
 
 import pygit2
 
-from gitfs.repo.errors import RemoteError
+from gitfs.repo.errors import RemoteError, SettingError
 
 log = logging.getLogger(__name__)
 
 DEFAULT_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
 PASSWORD_ENV = "GITFS_PASSWORD"
 PASSPHRASE_ENV = "GITFS_SSH_KEY_PASSPHRASE"
-CONNECT_TIMEOUT_MS = 20_000
-SERVER_TIMEOUT_MS = 300_000
 
 
 class AuthenticationError(RemoteError):
@@ -76,7 +74,7 @@ def read_secret(path: str, what: str) -> str:
         with open(os.path.expanduser(path), encoding="utf-8") as handle:
             text = handle.read()
     except OSError as error:
-        raise RemoteError(f"cannot read {what} {path}: {error.strerror}") from None
+        raise SettingError(f"cannot read {what} {path}: {error.strerror}") from None
     return text.splitlines()[0] if text else ""
 
 
@@ -172,25 +170,6 @@ def ssh_home_for(credentials: Credentials) -> str:
     return home
 
 
-_applied: dict[str, object] = {}
-
-
-def apply_global_settings(credentials: Credentials, url: str) -> None:
-    """libgit2's process-wide settings: timeouts, known_hosts location, extra CA. Idempotent."""
-    if not _applied.get("timeouts"):
-        pygit2.option(pygit2.GIT_OPT_SET_SERVER_CONNECT_TIMEOUT, CONNECT_TIMEOUT_MS)
-        pygit2.option(pygit2.GIT_OPT_SET_SERVER_TIMEOUT, SERVER_TIMEOUT_MS)
-        _applied["timeouts"] = True
-    if transport_of(url) == "ssh":
-        home = ssh_home_for(credentials)
-        if _applied.get("homedir") != home:
-            pygit2.option(pygit2.GIT_OPT_SET_HOMEDIR, home)
-            _applied["homedir"] = home
-    if credentials.ssl_ca_file and _applied.get("ca") != credentials.ssl_ca_file:
-        pygit2.settings.set_ssl_cert_locations(os.path.abspath(credentials.ssl_ca_file), None)
-        _applied["ca"] = credentials.ssl_ca_file
-
-
 # -- URLs -----------------------------------------------------------------------------------------
 
 def transport_of(url: str) -> str:
@@ -227,7 +206,6 @@ class _Callbacks(pygit2.RemoteCallbacks):
 
     def __init__(self, credentials: Credentials, url: str):
         super().__init__()
-        apply_global_settings(credentials, url)
         self._credentials = credentials
         self._url = url
         self._transport = transport_of(url)
@@ -353,23 +331,23 @@ def check(credentials: Credentials, url: str) -> None:
     transport = transport_of(url)
     if transport == "https" and credentials.ssl_ca_file and not os.path.isfile(
             os.path.expanduser(credentials.ssl_ca_file)):
-        raise RemoteError(f"ssl_ca_file {credentials.ssl_ca_file} does not exist")
+        raise SettingError(f"ssl_ca_file {credentials.ssl_ca_file} does not exist")
     if transport != "ssh":
         return
     if credentials.ssh_key:
         key = os.path.expanduser(credentials.ssh_key)
         if not os.path.isfile(key):
-            raise RemoteError(f"ssh_key {credentials.ssh_key} does not exist")
+            raise SettingError(f"ssh_key {credentials.ssh_key} does not exist")
         if not os.access(key, os.R_OK):
-            raise RemoteError(f"ssh_key {credentials.ssh_key} is not readable")
+            raise SettingError(f"ssh_key {credentials.ssh_key} is not readable")
         if key_is_encrypted(key) and not credentials.ssh_key_passphrase:
-            raise RemoteError(f"ssh_key {credentials.ssh_key} is protected by a passphrase: give "
+            raise SettingError(f"ssh_key {credentials.ssh_key} is protected by a passphrase: give "
                               f"ssh_key_passphrase_file=FILE (or {PASSPHRASE_ENV})")
     url_user = host_and_port(url)[2]
     if credentials.ssh_user and url_user and credentials.ssh_user != url_user:
-        raise RemoteError(f"ssh_user={credentials.ssh_user} differs from the user in the URL ({url_user}): "
+        raise SettingError(f"ssh_user={credentials.ssh_user} differs from the user in the URL ({url_user}): "
                           f"give only one")
     if credentials.ssh_public_key and not os.path.isfile(os.path.expanduser(credentials.ssh_public_key)):
-        raise RemoteError(f"ssh_public_key {credentials.ssh_public_key} does not exist")
+        raise SettingError(f"ssh_public_key {credentials.ssh_public_key} does not exist")
     if credentials.ssh_known_hosts and not os.path.isfile(os.path.expanduser(credentials.ssh_known_hosts)):
-        raise RemoteError(f"ssh_known_hosts {credentials.ssh_known_hosts} does not exist")
+        raise SettingError(f"ssh_known_hosts {credentials.ssh_known_hosts} does not exist")

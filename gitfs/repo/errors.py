@@ -19,3 +19,7 @@ class RemoteError(GitCoreError):
 
 class PushRejected(RemoteError):
     """The remote refused the update (moved meanwhile, or a hook said no)."""
+
+
+class SettingError(GitCoreError):
+    """A local file or option the git core cannot use: a key, a password file, an ignore file."""

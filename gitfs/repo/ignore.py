@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from gitfs.errors import FatalError
+from gitfs.repo.errors import SettingError
 
 BEGIN = "# >>> gitfs: ignore_file and hard_ignore (rewritten at every mount)"
 END = "# <<< gitfs"
@@ -22,7 +22,7 @@ def install_extra_ignores(repo_path: str, ignore_file: str, hard_ignore: str) ->
             with open(os.path.expanduser(ignore_file), encoding="utf-8") as handle:
                 rules.extend(line.rstrip("\n") for line in handle)
         except OSError as error:
-            raise FatalError(f"option ignore_file: cannot read {ignore_file}: {error.strerror}") from None
+            raise SettingError(f"option ignore_file: cannot read {ignore_file}: {error.strerror}") from None
     rules.extend(pattern for pattern in hard_ignore.split("|") if pattern.strip())
     exclude = os.path.join(repo_path, ".git", "info", "exclude")
     os.makedirs(os.path.dirname(exclude), exist_ok=True)

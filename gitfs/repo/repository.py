@@ -27,14 +27,6 @@ log = logging.getLogger(__name__)
 
 REMOTE_NAME = "origin"
 MAX_HANDLES = 64
-# libgit2's object cache (trees and commits; blobs are never cached) is bounded by a
-# process-wide byte count, 256 MiB by default: ls -R of a big history filled it and
-# the daemon's memory grew with every listing. 4 MiB keeps the hot trees.
-OBJECT_CACHE_BYTES = 4 * 1024 * 1024
-# Pack files are read through mmap'd windows, 1 GiB each and kept until 8 GiB by
-# default: reading a 100 MB packed blob left 100 MB mapped in the daemon for good.
-MWINDOW_BYTES = 32 * 1024 * 1024
-MWINDOW_MAPPED_BYTES = 64 * 1024 * 1024
 BLOB_SIZES = 16384  # blob sizes remembered by oid (a tree's unchanged files repeat across commits)
 KEEP_FILE = ".keep"
 GIT_DIR = ".git"
@@ -72,9 +64,6 @@ class Repository:
         self._handles: dict[int, pygit2.Repository] = {}
         self._handles_lock = threading.Lock()
         self._sizes: dict[pygit2.Oid, int] = {}  # blob oid -> size, bounded by BLOB_SIZES
-        pygit2.settings.cache_max_size(OBJECT_CACHE_BYTES)
-        pygit2.settings.mwindow_size = MWINDOW_BYTES
-        pygit2.settings.mwindow_mapped_limit = MWINDOW_MAPPED_BYTES
 
     # -- handles -----------------------------------------------------------
 

@@ -10,7 +10,7 @@ from gitfs.errors import FatalError
 from gitfs.options import HELP, parse_options
 from gitfs.repo.credentials import (Credentials, check, host_and_port, host_is_known, key_is_encrypted,
                                     transport_of)
-from gitfs.repo.errors import RemoteError
+from gitfs.repo.errors import SettingError
 from gitfs.repo.remote import redact_url
 
 
@@ -69,13 +69,13 @@ def test_key_is_encrypted(tmp_path):
 
 
 def test_check_names_the_problem(tmp_path):
-    with pytest.raises(RemoteError, match="ssh_key .* does not exist"):
+    with pytest.raises(SettingError, match="ssh_key .* does not exist"):
         check(Credentials(ssh_key=str(tmp_path / "nope")), "ssh://h/r")
-    with pytest.raises(RemoteError, match="ssl_ca_file"):
+    with pytest.raises(SettingError, match="ssl_ca_file"):
         check(Credentials(ssl_ca_file=str(tmp_path / "nope")), "https://h/r")
-    with pytest.raises(RemoteError, match="ssh_known_hosts"):
+    with pytest.raises(SettingError, match="ssh_known_hosts"):
         check(Credentials(ssh_known_hosts=str(tmp_path / "nope")), "ssh://h/r")
-    with pytest.raises(RemoteError, match="differs"):
+    with pytest.raises(SettingError, match="differs"):
         check(Credentials(ssh_user="a"), "ssh://b@h/r")
     check(Credentials(ssh_user="a"), "ssh://a@h/r")
 

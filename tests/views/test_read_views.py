@@ -337,16 +337,19 @@ def test_commit_open_for_write_is_erofs(history_remote, repo):
 
 # -- routes ---------------------------------------------------------------------------
 
+NO_VIEWS = None  # the table's patterns only: no view is built here
+
+
 def route(routes, path):
     for candidate in routes:
         match = candidate.pattern.match(path)
         if match:
-            return candidate.kind, match.group(0), match.groupdict()
+            return candidate.name, match.group(0), match.groupdict()
     return None
 
 
 def test_routes_match_whole_path_components():
-    routes = build_routes(current_path="current", history_path="history")
+    routes = build_routes(NO_VIEWS, current_path="current", history_path="history")
     assert route(routes, "/current")[:2] == ("current", "/current")
     assert route(routes, "/current/a/b")[:2] == ("current", "/current")
     assert route(routes, "/currentX")[0] == "index"  # not an alias of current/
@@ -362,12 +365,12 @@ def test_routes_match_whole_path_components():
 
 
 def test_routes_with_other_names_and_current_at_the_root():
-    routes = build_routes(current_path="tree", history_path="past")
+    routes = build_routes(NO_VIEWS, current_path="tree", history_path="past")
     assert route(routes, "/tree/x")[0] == "current"
     assert route(routes, "/past/2020-01-02")[0] == "day"
     assert route(routes, "/current")[0] == "index"
     assert route(routes, "/history")[0] == "index"
-    root = build_routes(current_path="", history_path="history")
+    root = build_routes(NO_VIEWS, current_path="", history_path="history")
     assert route(root, "/")[0] == "current"
     assert route(root, "/a/file")[0] == "current"
     assert route(root, "/history/2020-01-02")[0] == "day"
@@ -375,7 +378,7 @@ def test_routes_with_other_names_and_current_at_the_root():
 
 
 def test_history_name_with_regex_characters_is_literal():
-    routes = build_routes(current_path="current", history_path="h.st")
+    routes = build_routes(NO_VIEWS, current_path="current", history_path="h.st")
     assert route(routes, "/h.st")[0] == "history"
     assert route(routes, "/hxst")[0] == "index"
 
@@ -385,22 +388,28 @@ def test_history_name_with_regex_characters_is_literal():
 def test_router_serves_history_paths_and_enoent_for_wrong_commits(history_remote, repo, days):
     from gitfs.router import Router
 
-    def make_view(kind, prefix, groups):
-        groups = dict(groups)
-        if kind == "index":
+    class Views:
+        def index(self):
             return IndexView(OWNER, entries=["current", "history"], mount_time=0)
-        if kind == "history":
+
+        def history(self):
             return HistoryView(OWNER, days)
-        if kind == "day":
-            return HistoryView(OWNER, days, day=groups["day"])
-        if kind == "commit":
-            found = days.commit(groups["day"], groups["name"])
+
+        def day(self, day):
+            return HistoryView(OWNER, days, day=day)
+
+        def commit(self, day, name):
+            found = days.commit(day, name)
             if found is None:
                 raise FuseOSError(errno.ENOENT)
             return CommitView(OWNER, repo, HandleTable(), commit=found[0], commit_time=found[1])
-        raise FuseOSError(errno.ENOENT)
 
-    router = Router(build_routes(current_path="current", history_path="history"), make_view, cache_size=4,
+        def status(self):
+            raise FuseOSError(errno.ENOENT)
+
+        current = status
+
+    router = Router(build_routes(Views(), current_path="current", history_path="history"), cache_size=4,
                     touch=lambda: None, on_init=lambda: None, on_destroy=lambda: None)
     first = "/history/2020-01-02/09-00-00-" + history_remote.first[:10]
     assert router.readdir("/", None) == [".", "..", "current", "history"]

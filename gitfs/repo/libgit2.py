@@ -1,0 +1,39 @@
+"""libgit2's process-wide settings, set once at start-up: they are global to the
+process, so no constructor or fetch sets them again.
+
+- Memory: libgit2 keeps parsed trees and commits in an object cache of 256 MiB by
+  default, and maps pack files in 1 GiB windows kept up to 8 GiB: a listing of a big
+  history filled the one, and one read of a 100 MB packed blob left 100 MB mapped for
+  good through the other. Small bounds keep the daemon's memory flat.
+- Network: connect and server timeouts, so a dead server fails a fetch instead of
+  hanging the sync worker.
+- Trust: libgit2 checks SSH host keys against HOMEDIR/.ssh/known_hosts, so HOMEDIR
+  points at a directory whose known_hosts is the file to trust; ssl_ca_file adds a CA
+  to OpenSSL's store for HTTPS (see credentials.py).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pygit2
+
+from gitfs.repo.credentials import Credentials, ssh_home_for, transport_of
+
+OBJECT_CACHE_BYTES = 4 * 1024 * 1024
+MWINDOW_BYTES = 32 * 1024 * 1024
+MWINDOW_MAPPED_BYTES = 64 * 1024 * 1024
+CONNECT_TIMEOUT_MS = 20_000
+SERVER_TIMEOUT_MS = 300_000
+
+
+def configure(credentials: Credentials, url: str) -> None:
+    pygit2.settings.cache_max_size(OBJECT_CACHE_BYTES)
+    pygit2.settings.mwindow_size = MWINDOW_BYTES
+    pygit2.settings.mwindow_mapped_limit = MWINDOW_MAPPED_BYTES
+    pygit2.option(pygit2.GIT_OPT_SET_SERVER_CONNECT_TIMEOUT, CONNECT_TIMEOUT_MS)
+    pygit2.option(pygit2.GIT_OPT_SET_SERVER_TIMEOUT, SERVER_TIMEOUT_MS)
+    if transport_of(url) == "ssh":
+        pygit2.option(pygit2.GIT_OPT_SET_HOMEDIR, ssh_home_for(credentials))
+    if credentials.ssl_ca_file:
+        pygit2.settings.set_ssl_cert_locations(os.path.abspath(os.path.expanduser(credentials.ssl_ca_file)), None)
