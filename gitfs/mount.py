@@ -7,6 +7,7 @@ waits until the child's mount answers (or fails) before it returns.
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import os
 import resource
@@ -29,6 +30,8 @@ log = logging.getLogger(__name__)
 
 def run(options: Options) -> int:
     boot_environment()
+    # `kill -USR2 PID` prints every thread's stack on stderr: what a hung daemon is waiting for.
+    faulthandler.register(signal.SIGUSR2, all_threads=True)
     # First: a startup error then reaches the log as well as stderr (cli prints it).
     logs.configure(options.log, options.log_level, foreground=options.foreground)
     try:

@@ -186,9 +186,12 @@ class Mount:
         try:
             return self.process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            self.process.send_signal(signal.SIGUSR2)  # the daemon prints its threads' stacks
+            time.sleep(1)
             self.process.kill()
             self.process.wait()
-            raise AssertionError(f"gitfs did not exit after unmount:\n{self.log_text()}")
+            stacks = self.process.stdout.read().decode(errors="replace") if self.process.stdout else ""
+            raise AssertionError(f"gitfs did not exit after unmount:\n{self.log_text()}\n{stacks}") from None
 
     def kill(self) -> None:
         """kill -9 the daemon and clear the dead mount."""
