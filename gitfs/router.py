@@ -46,8 +46,10 @@ class Router(Operations):
     use_ns = True
 
     def __init__(self, routes: list[Route], make_view: Callable, *, cache_size: int,
-                 touch: Callable[[], None], on_init: Callable[[], None], on_destroy: Callable[[], None]):
+                 touch: Callable[[], None], on_init: Callable[[], None], on_destroy: Callable[[], None],
+                 disk_figures: Callable[[], dict]):
         self.routes = routes
+        self._disk_figures = disk_figures
         self._touch = touch
         self._on_init = on_init
         self._on_destroy = on_destroy
@@ -130,7 +132,10 @@ class Router(Operations):
         return self._call("access", path, amode)
 
     def statfs(self, path):
-        return self._call("statfs", path)
+        # One file system, on the clone's disk: every view answers with its figures
+        # (history/ too, so `df` and f_namemax, 255 there, are right everywhere).
+        self.resolve(path)
+        return self._disk_figures()
 
     def mkdir(self, path, mode):
         return self._call("mkdir", path, mode)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import logging
 import queue
 import time
@@ -22,7 +23,7 @@ from gitfs.sync.jobs import CommitJob, job_paths
 from gitfs.sync.state import SyncState
 from gitfs.sync.status import SyncStatus
 from gitfs.sync.sync_worker import SyncWorker
-from gitfs.views.base import Owner
+from gitfs.views.base import Owner, statvfs_dict
 from gitfs.views.commit import CommitView
 from gitfs.views.current import CurrentView
 from gitfs.views.history import HistoryView
@@ -66,7 +67,8 @@ class Mount:
             status=self.status)
         routes = build_routes(current_path=options.current_path, history_path=options.history_path)
         self.router = Router(routes, self.make_view, cache_size=options.cache_size, touch=self.state.touch,
-                             on_init=self.start, on_destroy=self.stop)
+                             on_init=self.start, on_destroy=self.stop,
+                             disk_figures=functools.partial(statvfs_dict, repo.workdir))
 
     def signature(self) -> pygit2.Signature:
         return pygit2.Signature(self.options.commiter_name, self.options.commiter_email)
@@ -88,7 +90,7 @@ class Mount:
                                max_size=self.options.max_size_bytes, extra_root_entries=extra)
         if kind == "index":
             return IndexView(self.owner, entries=[self.options.current_path, self.options.history_path],
-                             mount_time=self.mount_time, disk_path=self.repo.workdir)
+                             mount_time=self.mount_time)
         if kind == "history":
             return HistoryView(self.owner, self.days, mount_time=self.mount_time)
         if kind == "day":
