@@ -23,7 +23,7 @@ from gitfs.sync.state import SyncState
 from gitfs.views import keep
 from gitfs.views.base import Owner, is_write_open
 from gitfs.views.modes import apply_requested_mode, utime_ns
-from gitfs.views.passthrough import PassthroughView, join, refuse_non_utf8
+from gitfs.views.passthrough import PassthroughView, refuse_non_utf8
 
 
 class CurrentView(PassthroughView):
@@ -45,16 +45,13 @@ class CurrentView(PassthroughView):
     def _queue(self, message: str, add=(), remove=()) -> None:
         self.jobs.put(CommitJob(message, tuple(p.lstrip("/") for p in add), tuple(p.lstrip("/") for p in remove)))
 
-    def _holds_placeholder(self, relative_dir: str, names: list[str]) -> bool:
-        return KEEP_FILE in names and keep.is_placeholder(self.root_fd, join(relative_dir, KEEP_FILE))
-
     # -- reading --------------------------------------------------------------
 
     def readdir(self, path, fh):
-        relative = self._relative(path)
-        names = self._listdir(relative)
+        with self._folder(self._relative(path)) as folder:
+            names, placeholder = keep.listing(folder)
         hidden = {GIT_DIR} if path == "/" else set()
-        if self._holds_placeholder(relative, names):
+        if placeholder:
             hidden.add(KEEP_FILE)
         entries = [".", ".."] + [name for name in names if name not in hidden]
         if path == "/":
@@ -143,23 +140,20 @@ class CurrentView(PassthroughView):
         with self.sync_state.mutation():
             # Owner-writable until the placeholder is in, whatever mode was asked (mkdir -m 555).
             os.mkdir(relative, (mode & 0o7000) | 0o700, dir_fd=self.root_fd)
-            fd = os.open(relative, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=self.root_fd)
-            try:
-                keep.write_placeholder(fd)  # git has no empty folders (see keep.py)
-                apply_requested_mode(fd, mode)
-            finally:
-                os.close(fd)
+            with self._folder(relative) as folder:
+                keep.write_placeholder(folder)  # git has no empty folders (see keep.py)
+                apply_requested_mode(folder, mode)
             self._queue(f"Create the {path} directory", add=[f"{path}/{KEEP_FILE}"])
 
     def rmdir(self, path):
         relative = self._relative(path)
         with self.sync_state.mutation():
-            names = self._listdir(relative)
-            placeholder = self._holds_placeholder(relative, names)
-            if len(names) > (1 if placeholder else 0):
-                raise FuseOSError(errno.ENOTEMPTY)  # a .keep with content counts: it is the user's
-            if placeholder:
-                os.unlink(join(relative, KEEP_FILE), dir_fd=self.root_fd)
+            with self._folder(relative) as folder:
+                names, placeholder = keep.listing(folder)
+                if len(names) > (1 if placeholder else 0):
+                    raise FuseOSError(errno.ENOTEMPTY)  # a .keep with content counts: it is the user's
+                if placeholder:
+                    os.unlink(KEEP_FILE, dir_fd=folder)
             os.rmdir(relative, dir_fd=self.root_fd)
             if placeholder:  # without one git never had it (rm -rf removed its files already)
                 self._queue(f"Delete the {path} directory", remove=[f"{path}/{KEEP_FILE}"])
@@ -172,7 +166,8 @@ class CurrentView(PassthroughView):
                 os.rename(old_relative, new_relative, src_dir_fd=self.root_fd, dst_dir_fd=self.root_fd)
             except OSError:
                 if cleared:  # the target stays as it was
-                    keep.write_placeholder(self.root_fd, join(new_relative, KEEP_FILE))
+                    with self._folder(new_relative) as folder:
+                        keep.write_placeholder(folder)
                 raise
             self.handles.rename(old, new)
             self._queue(f"Rename {old} to {new}", add=[new], remove=[old])
@@ -184,13 +179,14 @@ class CurrentView(PassthroughView):
             if not (stat.S_ISDIR(os.lstat(old_relative, dir_fd=self.root_fd).st_mode)
                     and stat.S_ISDIR(os.lstat(new_relative, dir_fd=self.root_fd).st_mode)):
                 return False
-            target_keep = join(new_relative, KEEP_FILE)
-            if not keep.only_placeholder(self._listdir(new_relative), self.root_fd, target_keep):
-                return False
+            with self._folder(new_relative) as folder:
+                names, placeholder = keep.listing(folder)
+                if not (placeholder and names == [KEEP_FILE]):
+                    return False
+                os.unlink(KEEP_FILE, dir_fd=folder)
+                return True
         except (FileNotFoundError, NotADirectoryError):
             return False  # os.rename gives the answer
-        os.unlink(target_keep, dir_fd=self.root_fd)
-        return True
 
     def symlink(self, target, source):
         # fusepy's names: `target` is the new link, `source` the text it holds.

@@ -15,9 +15,11 @@ EACCES: it is taken). A `.git` in a subfolder is an ordinary folder here.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import weakref
+from typing import Iterator
 
 from mfusepy import FuseOSError
 
@@ -26,11 +28,6 @@ from gitfs.views.base import Owner, View
 
 STAT_KEYS = ("st_mode", "st_nlink", "st_size", "st_atime", "st_mtime", "st_ctime", "st_blocks", "st_ino")
 CLONE_GIT_DIR = "/" + GIT_DIR
-
-
-def join(relative_dir: str, name: str) -> str:
-    """A name inside a directory given relative to the root ("." is the root)."""
-    return name if relative_dir == "." else f"{relative_dir}/{name}"
 
 
 def refuse_non_utf8(path: str) -> None:
@@ -68,10 +65,13 @@ class PassthroughView(View):
         refuse_non_utf8(path)
         return relative
 
-    def _listdir(self, relative: str) -> list[str]:
+    @contextlib.contextmanager
+    def _folder(self, relative: str) -> Iterator[int]:
+        """An fd of a folder: names inside it are then relative to it (they may not fit
+        after the folder's path in one call), and listing it needs one."""
         fd = os.open(relative, os.O_RDONLY | os.O_DIRECTORY, dir_fd=self.root_fd)
         try:
-            return os.listdir(fd)
+            yield fd
         finally:
             os.close(fd)
 
