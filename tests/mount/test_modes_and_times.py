@@ -6,25 +6,31 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 
 import pytest
 
 # Made by real programs under the umask given: mkdir, mkdir -p, mkdir -m, touch, a shell
-# redirect, cp, and mknod(2) of a regular file (umask applies to all of them).
+# redirect, cp of a 0777 file, and mknod(2) of a regular file (umask applies to all of them).
 MAKE = ("mkdir d && mkdir -p p/q && mkdir -m 1777 sticky && mkdir -m 555 closed && touch f"
-        " && echo x > r && cp /etc/hostname c"
-        " && python3 -c 'import os, stat; os.mknod(\"n\", stat.S_IFREG | 0o666)'"
+        " && echo x > r && cp \"$SOURCE\" c"
+        " && \"$PYTHON\" -c 'import os, stat; os.mknod(\"n\", stat.S_IFREG | 0o666)'"
         " && stat -c '%n %a %F' d p p/q sticky closed f r c n")
 
 
 def in_both(script: str, mount, tmp_path) -> tuple[str, str]:
-    """stdout of `sh -c script` run in a fresh folder of current/ and of the native disk."""
+    """stdout of `sh -c script` run in a new folder of current/ and of the native disk."""
+    source = tmp_path / "source"
+    source.write_text("x\n")
+    source.chmod(0o777)
+    environment = dict(os.environ, SOURCE=str(source), PYTHON=sys.executable)
     outputs = []
     for root in (mount.current, tmp_path / "native"):
-        folder = root / f"case{len(os.listdir(root)) if root.exists() else 0}"
+        folder = root / "case"
         folder.mkdir(parents=True)
-        result = subprocess.run(["sh", "-c", script], cwd=folder, capture_output=True, text=True)
+        result = subprocess.run(["sh", "-c", script], cwd=folder, capture_output=True, text=True,
+                                env=environment)
         assert result.returncode == 0, result.stderr
         outputs.append(result.stdout)
     return outputs[0], outputs[1]
@@ -36,7 +42,7 @@ def test_new_files_and_folders_get_the_callers_umask_once(remote, mount_gitfs, t
     mine, native = in_both(f"umask {umask} && {MAKE}", mount, tmp_path)
     assert mine == native
     if umask == "002":  # the case that gave 755/644 when the daemon's umask applied again
-        assert "d 775 directory" in mine and "f 664 regular empty file" in mine
+        assert "d 775 directory" in mine and "f 664 regular empty file" in mine and "c 775" in mine
 
 
 def test_folder_made_through_the_mount_keeps_its_placeholder_whatever_its_mode(remote, mount_gitfs):
