@@ -132,8 +132,8 @@ class Router(Operations):
         return self._call("access", path, amode)
 
     def statfs(self, path):
-        # One file system, on the clone's disk: every view answers with its figures
-        # (history/ too, so `df` and f_namemax, 255 there, are right everywhere).
+        # One file system, on the clone's disk: every path answers with its figures.
+        # (history/ answered zeros: `df` showed nothing and the longest name was 0.)
         self.resolve(path)
         return self._disk_figures()
 

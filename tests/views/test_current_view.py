@@ -277,6 +277,14 @@ def test_chmod_0600_is_applied(view, jobs, clone):
     assert queued(jobs) == [CommitJob("Chmod to 0600 on /testing", add=("testing",))]
 
 
+def test_chmod_of_a_link_itself_is_eopnotsupp_and_leaves_its_target(view, jobs, clone):
+    os.symlink("testing", clone / "link")
+    before = os.stat(clone / "testing").st_mode
+    refused(view.chmod, "/link", 0o777, codes=(errno.EOPNOTSUPP,))
+    assert os.stat(clone / "testing").st_mode == before
+    assert queued(jobs) == []
+
+
 def test_chmod_of_a_directory_queues_nothing(view, jobs, clone):
     (clone / "dir").mkdir()
     view.chmod("/dir", 0o700)
