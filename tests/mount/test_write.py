@@ -431,6 +431,15 @@ def test_the_clone_dot_git_is_not_reachable(remote, mount_gitfs):
     assert (mount.current / "testing").exists()
 
 
+def test_the_clone_dot_git_is_not_reachable_with_the_tree_at_the_root(remote, mount_gitfs):
+    mount = mount_gitfs(remote, current_path="/")
+    assert sorted(os.listdir(mount.path)) == ["history", "me", "testing"]
+    for program in (["cat", str(mount.path / ".git/config")], ["ls", str(mount.path / ".git")]):
+        result = subprocess.run(program, capture_output=True, text=True)
+        assert result.returncode != 0 and "No such file or directory" in result.stderr, program
+    expect_errno({errno.EACCES}, os.mkdir, mount.path / ".git")
+
+
 def test_a_nested_repository_stays_usable_and_its_dot_git_is_never_committed(remote, mount_gitfs, tmp_path):
     other = tmp_path / "nested_source"
     git("init", "-q", "-b", "main", str(other))
