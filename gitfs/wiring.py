@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import logging
 import time
 
@@ -23,7 +24,7 @@ from gitfs.sync.remote_link import RemoteLink
 from gitfs.sync.state import SyncState
 from gitfs.sync.status import SyncStatus
 from gitfs.sync.sync_worker import SyncWorker
-from gitfs.views.base import Owner
+from gitfs.views.base import Owner, statvfs_dict
 from gitfs.views.commit import CommitView
 from gitfs.views.current import CurrentView
 from gitfs.views.history import HistoryView
@@ -69,7 +70,8 @@ class Mount:
                                         on_remote_moved=self.sync_worker.wake)
         routes = build_routes(Views(self), current_path=options.current_path, history_path=options.history_path)
         self.router = Router(routes, cache_size=options.cache_size, touch=self.state.touch,
-                             on_init=self.start, on_destroy=self.stop)
+                             on_init=self.start, on_destroy=self.stop,
+                             disk_figures=functools.partial(statvfs_dict, repo.workdir))
 
     def signature(self) -> pygit2.Signature:
         return pygit2.Signature(self.options.commiter_name, self.options.commiter_email)
@@ -135,7 +137,7 @@ class Views:
 
     def index(self) -> IndexView:
         return IndexView(self.owner, entries=[self.options.current_path, self.options.history_path],
-                         mount_time=self.mount_time, disk_path=self.repo.workdir)
+                         mount_time=self.mount_time)
 
     def history(self) -> HistoryView:
         return HistoryView(self.owner, self.days, mount_time=self.mount_time)

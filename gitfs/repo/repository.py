@@ -11,16 +11,17 @@ writes (index, commits, refs, working tree); FUSE threads only read objects.
 
 from __future__ import annotations
 
-import bisect
 import logging
 import os
-import stat
 import threading
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Optional
 
 import pygit2
 
+from gitfs.repo import staging
+from gitfs.repo.filemodes import (FILEMODE_BLOB, FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK,  # noqa: F401
+                                  FILEMODE_TREE, GIT_DIR, KEEP_FILE)
 from gitfs.repo.errors import GitCoreError, NotADirectory, PathNotFound
 
 log = logging.getLogger(__name__)
@@ -28,14 +29,6 @@ log = logging.getLogger(__name__)
 REMOTE_NAME = "origin"
 MAX_HANDLES = 64
 BLOB_SIZES = 16384  # blob sizes remembered by oid (a tree's unchanged files repeat across commits)
-KEEP_FILE = ".keep"
-GIT_DIR = ".git"
-
-FILEMODE_TREE = 0o040000
-FILEMODE_BLOB = 0o100644
-FILEMODE_EXEC = 0o100755
-FILEMODE_LINK = 0o120000
-FILEMODE_COMMIT = 0o160000  # a submodule entry
 
 
 def branch_ref(branch: str) -> str:
@@ -224,92 +217,12 @@ class Repository:
         return self.git.path_is_ignored(relative)
 
     def stage_paths(self, paths: Iterable[str]) -> None:
-        """Make the index match the working tree at each path and below it.
-
-        Ignored files are left out unless already tracked; links are staged as
-        links, never followed; nested `.git` directories are never staged.
-
-        Only the topmost of the paths are staged: a path inside another one of the
-        batch is covered by that one's walk, and staging it again after its folder
-        was removed from the index would ask the index for an entry it no longer has
-        (edit `d/f`, then rename `d`: the batch holds `d`, `d/f` and the new name).
-        """
-        index = self.index()
-        tracked = sorted(entry.path for entry in index)
-        for relative in _topmost(p.strip("/") for p in paths):
-            if _is_git_dir_path(relative):
-                continue
-            self._unstage(index, relative, _paths_below(tracked, relative))
-            mode = self._worktree_mode(relative)
-            if mode is None:
-                continue
-            if stat.S_ISDIR(mode):
-                self._stage_directory(index, relative, set(_paths_below(tracked, relative)))
-            elif stat.S_ISREG(mode) or stat.S_ISLNK(mode):
-                if relative in tracked or not self.git.path_is_ignored(relative):
-                    index.add(relative)
-        index.write()
+        """Make the index match the working tree at each path and below it (staging.py)."""
+        staging.stage_paths(self.git, self.workdir, self.index(), paths)
 
     def stage_everything(self) -> None:
-        """Make the index match the whole working tree, as `git add -A` would: every
-        file that is tracked or not ignored. The way out when staging single paths
-        failed; submodule entries whose folder is still there are kept."""
-        index = self.index()
-        tracked = {entry.path for entry in index}
-        gitlinks = [entry for entry in index if entry.mode == FILEMODE_COMMIT
-                    and os.path.isdir(self.full_path(entry.path))]
-        index.clear()
-        self._stage_directory(index, "", tracked)
-        for entry in gitlinks:
-            index.add(entry)
-        index.write()
-
-    @staticmethod
-    def _unstage(index: pygit2.Index, relative: str, tracked_below: list[str]) -> None:
-        """Drop the index entries at relative, below it, and of any parent that was a file."""
-        parts = relative.split("/")
-        for depth in range(1, len(parts) + 1):
-            prefix = "/".join(parts[:depth])
-            if prefix in index:
-                index.remove(prefix)
-        if tracked_below:
-            index.remove_directory(relative)
-
-    def _worktree_mode(self, relative: str) -> Optional[int]:
-        """lstat's mode of a working-tree path; None if it is gone. A path that now runs
-        through a link (a folder replaced by a symlink, maybe a loop) is gone: never followed."""
-        if not self._parents_are_directories(relative):
-            return None
-        try:
-            return os.lstat(self.full_path(relative)).st_mode
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-
-    def _parents_are_directories(self, relative: str) -> bool:
-        parent = self.workdir
-        for part in relative.split("/")[:-1]:
-            parent = os.path.join(parent, part)
-            try:
-                if not stat.S_ISDIR(os.lstat(parent).st_mode):
-                    return False
-            except OSError:
-                return False
-        return True
-
-    def _stage_directory(self, index: pygit2.Index, relative: str, tracked_below: set[str]) -> None:
-        """Add every file and link below a folder ("" for the root), nested `.git` folders left out."""
-        git = self.git
-        for root, dirs, files in os.walk(self.full_path(relative)):
-            rel_root = os.path.relpath(root, self.workdir)
-            prefix = "" if rel_root == "." else rel_root + "/"
-            names = files + [d for d in dirs if os.path.islink(os.path.join(root, d))]
-            dirs[:] = [d for d in dirs if d != GIT_DIR and not os.path.islink(os.path.join(root, d))]
-            for name in names:
-                child = prefix + name
-                if name == GIT_DIR:  # a .git file (a worktree's or a submodule's): never committed
-                    continue
-                if child in tracked_below or not git.path_is_ignored(child):
-                    index.add(child)
+        """Make the index match the whole working tree, as `git add -A` would (staging.py)."""
+        staging.stage_everything(self.git, self.workdir, self.index())
 
     def commit_index(self, message: str, signature: pygit2.Signature) -> Optional[pygit2.Oid]:
         """Commit the index on the branch; None when it equals the tip's tree."""
@@ -327,28 +240,7 @@ class Repository:
         self.index()  # repairs a corrupt index first: status reads it
         paths = []
         for path, flags in git.status(untracked_files="all").items():
-            if flags & pygit2.enums.FileStatus.IGNORED or _is_git_dir_path(path):
+            if flags & pygit2.enums.FileStatus.IGNORED or staging.is_git_dir_path(path):
                 continue
             paths.append(path)
         return sorted(paths)
-
-
-def _paths_below(sorted_paths: list[str], directory: str) -> list[str]:
-    """The paths of sorted_paths inside directory, found by bisection."""
-    prefix = directory + "/"
-    start = bisect.bisect_left(sorted_paths, prefix)
-    end = bisect.bisect_left(sorted_paths, directory + "0")  # "0" sorts right after "/"
-    return sorted_paths[start:end]
-
-
-def _topmost(paths: Iterable[str]) -> list[str]:
-    """The paths not inside another of them, sorted; "" (the root) is never staged."""
-    topmost: list[str] = []
-    for path in sorted(set(paths)):
-        if path and not (topmost and path.startswith(topmost[-1] + "/")):
-            topmost.append(path)
-    return topmost
-
-
-def _is_git_dir_path(relative: str) -> bool:
-    return GIT_DIR in relative.split("/")

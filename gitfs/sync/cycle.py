@@ -99,7 +99,13 @@ class SyncCycle:
     def commit_everything(self, jobs_for: Callable[[list[str]], list[CommitJob]]) -> Optional[pygit2.Oid]:
         """Commit every change the working tree holds (a crash left them uncommitted)."""
         with self.state.frozen():
-            for job in jobs_for(self.repo.changed_paths()):
+            try:
+                changed = self.repo.changed_paths()
+            except (OSError, pygit2.GitError) as error:  # libgit2's status could not read the tree
+                log.error("cannot list the working tree's changes (%s); committing it as a whole", _short(str(error)))
+                self.repo.stage_everything()
+                return self.repo.commit_index("Update the working tree", self.signature())
+            for job in jobs_for(changed):
                 self.jobs.put(job)
             return self.commit_pending()
 
@@ -112,7 +118,7 @@ class SyncCycle:
             return self.repo.commit_index(message, self.signature())
         except (OSError, pygit2.GitError, KeyError, ValueError) as error:
             log.error("staging failed (%s) for %s; committing the whole working tree instead",
-                      error, ", ".join(sorted(paths)))
+                      _short(str(error)), _some(paths))
         self.repo.stage_everything()
         return self.repo.commit_index(message, self.signature())
 
@@ -218,3 +224,13 @@ class SyncCycle:
             self.sync_with_remote()
         except RemoteError as error:
             log.warning("unmount: %s; the next mount pushes it", error)
+
+
+def _some(paths: set[str], count: int = 5) -> str:
+    """A few of the paths, for a log line that stays one line."""
+    shown = ", ".join(_short(path) for path in sorted(paths)[:count])
+    return shown + (f" and {len(paths) - count} more" if len(paths) > count else "")
+
+
+def _short(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else f"{text[:limit // 2]}...{text[-limit // 2:]}"

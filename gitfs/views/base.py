@@ -1,5 +1,5 @@
-"""The view ladder: View, ReadOnlyView (EROFS for every mutation) and
-PassthroughView (os.* on a directory of the clone).
+"""The view ladder: View and ReadOnlyView (EROFS for every mutation); the
+working tree's PassthroughView is in passthrough.py.
 
 Views are thin adapters between FUSE and the git core: path in, stat dict or
 bytes out, errno chosen here. `OSError` from os.* passes through (fusepy
@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from mfusepy import FuseOSError, Operations
 
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
-
-STAT_KEYS = ("st_mode", "st_nlink", "st_size", "st_atime", "st_mtime", "st_ctime", "st_blocks", "st_ino")
 
 
 @dataclass(frozen=True)
@@ -116,33 +114,3 @@ class ReadOnlyView(View):
 
     def release(self, path, fh):
         return 0
-
-
-class PassthroughView(View):
-    """Maps calls 1:1 onto os.* under `root` (the clone's working tree)."""
-
-    def __init__(self, owner: Owner, root: str):
-        super().__init__(owner)
-        self.root = root
-
-    def full(self, path: str) -> str:
-        return os.path.join(self.root, path.lstrip("/"))
-
-    def getattr(self, path, fh=None):
-        st = os.lstat(self.full(path))
-        attrs = {key: getattr(st, key) for key in STAT_KEYS}
-        for key in ("st_atime", "st_mtime", "st_ctime"):
-            attrs[key] = getattr(st, key + "_ns")
-        attrs["st_uid"], attrs["st_gid"] = self.owner.uid, self.owner.gid
-        return attrs
-
-    def readlink(self, path):
-        return os.readlink(self.full(path))
-
-    def access(self, path, amode):
-        if not os.access(self.full(path), amode, follow_symlinks=False):
-            raise FuseOSError(errno.EACCES)
-        return 0
-
-    def statfs(self, path):
-        return statvfs_dict(self.full(path))

@@ -4,6 +4,7 @@ Every change is made on the clone's working tree at once (so the program sees
 POSIX behaviour), then described by a CommitJob for the sync worker, which
 commits what the working tree holds at that path when the mount is quiet.
 The job says which paths changed and why; the bytes come from the disk.
+Paths are relative to the clone's root fd (see passthrough.py).
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ from gitfs.handles import HandleTable, OpenFile
 from gitfs.repo.repository import GIT_DIR, KEEP_FILE
 from gitfs.sync.jobs import CommitJob
 from gitfs.sync.state import SyncState
-from gitfs.views.base import Owner, PassthroughView, is_write_open
+from gitfs.views import keep
+from gitfs.views.base import Owner, is_write_open
+from gitfs.views.modes import apply_requested_mode, utime_ns
+from gitfs.views.passthrough import PassthroughView, refuse_non_utf8
 
 
 class CurrentView(PassthroughView):
@@ -34,23 +38,6 @@ class CurrentView(PassthroughView):
 
     # -- helpers ------------------------------------------------------------
 
-    @staticmethod
-    def _refuse_git_dir(*paths: str) -> None:
-        """The clone's own .git is never written through the mount."""
-        for path in paths:
-            if path == "/" + GIT_DIR or path.startswith("/" + GIT_DIR + "/"):
-                raise FuseOSError(errno.EACCES)
-
-    @staticmethod
-    def _refuse_non_utf8(*paths: str) -> None:
-        """Git paths are UTF-8 here (pygit2): a name that is not (surrogate-escaped bytes)
-        could never be committed, so it is refused at once instead of staying local forever."""
-        for path in paths:
-            try:
-                path.encode("utf-8")
-            except UnicodeEncodeError:
-                raise FuseOSError(errno.EILSEQ) from None
-
     def _check_size(self, size: int) -> None:
         if self.max_size is not None and size > self.max_size:
             raise FuseOSError(errno.EFBIG)
@@ -61,24 +48,27 @@ class CurrentView(PassthroughView):
     # -- reading --------------------------------------------------------------
 
     def readdir(self, path, fh):
-        names = os.listdir(self.full(path))
-        hidden = {KEEP_FILE, GIT_DIR} if path == "/" else {KEEP_FILE}
+        with self._folder(self._relative(path)) as folder:
+            names, placeholder = keep.listing(folder)
+        hidden = {GIT_DIR} if path == "/" else set()
+        if placeholder:
+            hidden.add(KEEP_FILE)
         entries = [".", ".."] + [name for name in names if name not in hidden]
         if path == "/":
             entries.extend(self.extra_root_entries)
         return entries
 
     def open(self, path, flags):
-        writable = is_write_open(flags)
-        if writable:
-            self._refuse_git_dir(path)
+        relative = self._relative(path)
+        if is_write_open(flags):
             with self.sync_state.mutation():
-                fd = os.open(self.full(path), flags & ~os.O_APPEND)  # the kernel gives append offsets
+                # The kernel gives append offsets: O_APPEND would write them at the end again.
+                fd = os.open(relative, flags & ~os.O_APPEND, dir_fd=self.root_fd)
                 truncated = bool(flags & os.O_TRUNC)
                 return self.handles.add(OpenFile(path, fd=fd, writable=True,
                                                  change="Update" if truncated else None))
         with self.sync_state.mutation(changes=False):  # not while remote changes are applied
-            return self.handles.add(OpenFile(path, fd=os.open(self.full(path), flags)))
+            return self.handles.add(OpenFile(path, fd=os.open(relative, flags, dir_fd=self.root_fd)))
 
     def read(self, path, size, offset, fh):
         return os.pread(self.handles.get(fh).fd, size, offset)
@@ -86,11 +76,18 @@ class CurrentView(PassthroughView):
     # -- writing files -------------------------------------------------------------
 
     def create(self, path, mode, fi=None):
-        self._refuse_git_dir(path)
-        self._refuse_non_utf8(path)
-        flags = (fi if isinstance(fi, int) else os.O_WRONLY) | os.O_CREAT
+        relative = self._new_name(path)
+        flags = ((fi if isinstance(fi, int) else os.O_WRONLY) | os.O_CREAT) & ~os.O_APPEND
         with self.sync_state.mutation():
-            fd = os.open(self.full(path), flags & ~os.O_APPEND, mode)
+            try:  # O_EXCL: the mode is applied only to a file this call made
+                fd = os.open(relative, flags | os.O_EXCL, stat.S_IMODE(mode), dir_fd=self.root_fd)
+            except FileExistsError:
+                if flags & os.O_EXCL:
+                    raise
+                fd = os.open(relative, flags & ~os.O_CREAT, dir_fd=self.root_fd)  # made meanwhile
+                change = "Update" if flags & os.O_TRUNC else None
+                return self.handles.add(OpenFile(path, fd=fd, writable=True, change=change))
+            apply_requested_mode(fd, mode)
             return self.handles.add(OpenFile(path, fd=fd, writable=True, change="Created"))
 
     def write(self, path, data, offset, fh):
@@ -102,10 +99,14 @@ class CurrentView(PassthroughView):
         return written
 
     def truncate(self, path, length, fh=None):
-        self._refuse_git_dir(path)
+        relative = self._relative(path)
         self._check_size(length)
         with self.sync_state.mutation():
-            os.truncate(self.full(path), length)
+            fd = os.open(relative, os.O_WRONLY, dir_fd=self.root_fd)  # truncate(2) has no *at form
+            try:
+                os.ftruncate(fd, length)
+            finally:
+                os.close(fd)
             self._queue(f"Update {path}", add=[path])
 
     def flush(self, path, fh):
@@ -129,100 +130,114 @@ class CurrentView(PassthroughView):
     # -- names ---------------------------------------------------------------------
 
     def unlink(self, path):
-        self._refuse_git_dir(path)
+        relative = self._relative(path)
         with self.sync_state.mutation():
-            os.unlink(self.full(path))
+            os.unlink(relative, dir_fd=self.root_fd)
             self._queue(f"Deleted {path}", remove=[path])
 
     def mkdir(self, path, mode):
-        self._refuse_git_dir(path)
-        self._refuse_non_utf8(path)
+        relative = self._new_name(path)
         with self.sync_state.mutation():
-            os.mkdir(self.full(path), mode)
-            # git has no empty directories: a hidden .keep makes it survive.
-            keep = os.path.join(self.full(path), KEEP_FILE)
-            os.close(os.open(keep, os.O_WRONLY | os.O_CREAT, 0o644))
+            # Owner-writable until the placeholder is in, whatever mode was asked (mkdir -m 555).
+            os.mkdir(relative, (mode & 0o7000) | 0o700, dir_fd=self.root_fd)
+            with self._folder(relative) as folder:
+                keep.write_placeholder(folder)  # git has no empty folders (see keep.py)
+                apply_requested_mode(folder, mode)
             self._queue(f"Create the {path} directory", add=[f"{path}/{KEEP_FILE}"])
 
     def rmdir(self, path):
-        self._refuse_git_dir(path)
-        full = self.full(path)
+        relative = self._relative(path)
         with self.sync_state.mutation():
-            names = os.listdir(full)
-            if any(name != KEEP_FILE for name in names):
-                raise FuseOSError(errno.ENOTEMPTY)
-            if names:
-                os.unlink(os.path.join(full, KEEP_FILE))
-            os.rmdir(full)
-            if names:  # without a .keep git never had it (rm -rf removed its files already)
+            with self._folder(relative) as folder:
+                names, placeholder = keep.listing(folder)
+                if len(names) > (1 if placeholder else 0):
+                    raise FuseOSError(errno.ENOTEMPTY)  # a .keep with content counts: it is the user's
+                if placeholder:
+                    os.unlink(KEEP_FILE, dir_fd=folder)
+            os.rmdir(relative, dir_fd=self.root_fd)
+            if placeholder:  # without one git never had it (rm -rf removed its files already)
                 self._queue(f"Delete the {path} directory", remove=[f"{path}/{KEEP_FILE}"])
 
     def rename(self, old, new):
-        self._refuse_git_dir(old, new)
-        self._refuse_non_utf8(new)
-        full_old, full_new = self.full(old), self.full(new)
+        old_relative, new_relative = self._relative(old), self._new_name(new)
         with self.sync_state.mutation():
-            self._clear_keep_of_empty_target(full_old, full_new)
-            os.rename(full_old, full_new)
+            cleared = self._clear_placeholder_of_empty_target(old_relative, new_relative)
+            try:
+                os.rename(old_relative, new_relative, src_dir_fd=self.root_fd, dst_dir_fd=self.root_fd)
+            except OSError:
+                if cleared:  # the target stays as it was
+                    with self._folder(new_relative) as folder:
+                        keep.write_placeholder(folder)
+                raise
             self.handles.rename(old, new)
             self._queue(f"Rename {old} to {new}", add=[new], remove=[old])
 
-    @staticmethod
-    def _clear_keep_of_empty_target(full_old: str, full_new: str) -> None:
-        """A directory holding only .keep looks empty: renaming a directory over it must work."""
+    def _clear_placeholder_of_empty_target(self, old_relative: str, new_relative: str) -> bool:
+        """A folder holding only the placeholder is empty: renaming a folder over it must work.
+        True if the placeholder was removed."""
         try:
-            if not (os.path.isdir(full_old) and not os.path.islink(full_old)) or os.path.islink(full_new):
-                return
-            if os.listdir(full_new) == [KEEP_FILE]:
-                os.unlink(os.path.join(full_new, KEEP_FILE))
+            if not (stat.S_ISDIR(os.lstat(old_relative, dir_fd=self.root_fd).st_mode)
+                    and stat.S_ISDIR(os.lstat(new_relative, dir_fd=self.root_fd).st_mode)):
+                return False
+            with self._folder(new_relative) as folder:
+                names, placeholder = keep.listing(folder)
+                if not (placeholder and names == [KEEP_FILE]):
+                    return False
+                os.unlink(KEEP_FILE, dir_fd=folder)
+                return True
         except (FileNotFoundError, NotADirectoryError):
-            pass
+            return False  # os.rename gives the answer
 
     def symlink(self, target, source):
         # fusepy's names: `target` is the new link, `source` the text it holds.
-        self._refuse_git_dir(target)
-        self._refuse_non_utf8(target, source)
+        relative = self._new_name(target)
+        refuse_non_utf8(source)
         with self.sync_state.mutation():
-            os.symlink(source, self.full(target))
+            os.symlink(source, relative, dir_fd=self.root_fd)
             self._queue(f"Create symlink to {source} for {target}", add=[target])
 
     def link(self, target, source):
         # `target` is the new name, `source` the existing file (both relative to current/).
-        self._refuse_git_dir(target, source)
-        self._refuse_non_utf8(target)
+        source_relative, target_relative = self._relative(source), self._new_name(target)
         with self.sync_state.mutation():
-            os.link(self.full(source), self.full(target), follow_symlinks=False)
+            os.link(source_relative, target_relative, src_dir_fd=self.root_fd, dst_dir_fd=self.root_fd,
+                    follow_symlinks=False)
             self._queue(f"Create link to {source} for {target}", add=[target])
 
     def mknod(self, path, mode, dev):
         if not stat.S_ISREG(mode):
             raise FuseOSError(errno.EPERM)  # git stores no device, FIFO or socket
-        self._refuse_git_dir(path)
-        self._refuse_non_utf8(path)
+        relative = self._new_name(path)
         with self.sync_state.mutation():
-            os.close(os.open(self.full(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IMODE(mode)))
+            fd = os.open(relative, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IMODE(mode), dir_fd=self.root_fd)
+            try:
+                apply_requested_mode(fd, mode)
+            finally:
+                os.close(fd)
             self._queue(f"Created {path}", add=[path])
 
     # -- metadata --------------------------------------------------------------------
 
     def chmod(self, path, mode):
-        self._refuse_git_dir(path)
+        relative = self._relative(path)
         with self.sync_state.mutation():
-            full = self.full(path)
-            os.chmod(full, stat.S_IMODE(mode))
-            if not os.path.isdir(full):  # git records only a file's exec bit
+            st = os.lstat(relative, dir_fd=self.root_fd)
+            if stat.S_ISLNK(st.st_mode):
+                raise FuseOSError(errno.EOPNOTSUPP)  # as Linux: a link has no mode of its own
+            os.chmod(relative, stat.S_IMODE(mode), dir_fd=self.root_fd)
+            if not stat.S_ISDIR(st.st_mode):  # git records only a file's exec bit
                 self._queue(f"Chmod to {stat.S_IMODE(mode):04o} on {path}", add=[path])
 
     def chown(self, path, uid, gid):
         # Git records no owner; every file shows the `user`/`group` options.
-        self._refuse_git_dir(path)
         self.getattr(path)
         return 0
 
     def utimens(self, path, times=None):
-        self._refuse_git_dir(path)
-        if times is None:
-            os.utime(self.full(path), follow_symlinks=False)
+        relative = self._relative(path)
+        ns = utime_ns(times, lambda: os.lstat(relative, dir_fd=self.root_fd))
+        if ns is None:
+            os.utime(relative, dir_fd=self.root_fd, follow_symlinks=False)
         else:
-            os.utime(self.full(path), ns=times, follow_symlinks=False)
+            os.utime(relative, ns=ns, dir_fd=self.root_fd, follow_symlinks=False)
         return 0

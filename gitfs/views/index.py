@@ -6,15 +6,14 @@ import errno
 
 from mfusepy import FuseOSError
 
-from gitfs.views.base import Owner, ReadOnlyView, directory_stat, statvfs_dict
+from gitfs.views.base import Owner, ReadOnlyView, directory_stat
 
 
 class IndexView(ReadOnlyView):
-    def __init__(self, owner: Owner, *, entries: list[str], mount_time: int, disk_path: str | None = None):
+    def __init__(self, owner: Owner, *, entries: list[str], mount_time: int):
         super().__init__(owner)
         self.entries = entries
         self.mount_time = mount_time
-        self.disk_path = disk_path  # the clone: `df MOUNTPOINT` shows its disk
 
     def getattr(self, path, fh=None):
         if path != "/":
@@ -23,6 +22,3 @@ class IndexView(ReadOnlyView):
 
     def readdir(self, path, fh):
         return [".", "..", *self.entries]
-
-    def statfs(self, path):
-        return statvfs_dict(self.disk_path) if self.disk_path else {}

@@ -6,9 +6,11 @@ records no owner, so GitFS shows the `user`/`group` options for every file.
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import stat
+import subprocess
 import time
 
 import pytest
@@ -160,3 +162,53 @@ def test_history_is_erofs_and_exdev_across(remote, mount_gitfs):
         assert raised.value.errno in (errno.EXDEV, errno.EROFS)
     assert (mount.current / "testing").exists()
     time.sleep(0)
+
+
+def first_commit_folder(mount):
+    day = sorted(os.listdir(mount.history))[0]
+    return mount.history / day / sorted(os.listdir(mount.history / day))[0]
+
+
+def test_statvfs_is_the_clones_disk_everywhere(remote, mount_gitfs):
+    mount = mount_gitfs(remote)
+    commit = first_commit_folder(mount)
+    disk = os.statvfs(mount.repo_path)
+    assert disk.f_namemax > 0
+    for path in (mount.path, mount.current, mount.history, commit.parent, commit, commit / "testing"):
+        st = os.statvfs(path)
+        assert (st.f_namemax, st.f_bsize, st.f_blocks) == (disk.f_namemax, disk.f_bsize, disk.f_blocks), path
+    # What `stat -f` shows, e.g. to a program that asks pathconf(_PC_NAME_MAX) before naming a file.
+    shown = subprocess.run(["stat", "-f", "-c", "%l", str(commit / "testing")], capture_output=True, text=True)
+    assert shown.stdout.strip() == str(disk.f_namemax)
+    assert os.pathconf(commit, "PC_NAME_MAX") == disk.f_namemax
+
+
+def access_errno(path, mode: int) -> int:
+    """access(2)'s errno (0 if allowed): os.access says only yes or no."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    return 0 if libc.access(os.fsencode(path), mode) == 0 else ctypes.get_errno()
+
+
+def test_write_access_in_read_only_views_is_erofs(remote, mount_gitfs):
+    mount = mount_gitfs(remote)
+    commit = first_commit_folder(mount)
+    for path in (mount.path, mount.history, commit.parent, commit, commit / "testing", mount.path / ".gitfs/status"):
+        assert access_errno(path, os.W_OK) == errno.EROFS, path
+        assert access_errno(path, os.R_OK) == 0, path
+    assert access_errno(mount.current / "testing", os.W_OK) == 0
+
+
+def test_with_allow_other_every_write_in_history_is_erofs_even_for_root(remote, mount_gitfs):
+    # allow_other turns on the kernel's default_permissions: it answers access(2) itself
+    # from the mode bits, and root may write anything, so `test -w` says yes there (see
+    # README, Limitations). The writes themselves still reach GitFS and fail.
+    if os.geteuid() != 0:
+        pytest.skip("allow_other needs root (or user_allow_other in /etc/fuse.conf)")
+    mount = mount_gitfs(remote, allow_other=True)
+    commit = first_commit_folder(mount)
+    for call in (lambda: open(commit / "testing", "ab"), lambda: os.truncate(commit / "testing", 0),
+                 lambda: os.mkdir(commit / "x"), lambda: os.unlink(commit / "testing"),
+                 lambda: os.utime(commit / "testing"), lambda: os.mkdir(mount.history / "x")):
+        with pytest.raises(OSError) as raised:
+            call()
+        assert raised.value.errno == errno.EROFS

@@ -392,36 +392,67 @@ def test_statfs_gives_real_figures(remote, mount_gitfs):
 
 # -- .git -------------------------------------------------------------------------
 
-def test_dot_git_cannot_be_written_created_renamed_or_removed(remote, mount_gitfs):
+def test_the_clone_dot_git_is_not_reachable(remote, mount_gitfs):
     mount = mount_gitfs(remote)
     dot_git = mount.current / ".git"
-    refused = {errno.EACCES, errno.EPERM}
-    assert dot_git.is_dir()  # stat works
+    config = (mount.repo_path / ".git/config").read_bytes()
+    missing = {errno.ENOENT}
+    assert not dot_git.exists() and not os.path.lexists(dot_git)
     assert ".git" not in os.listdir(mount.current)
-    head = (dot_git / "HEAD").read_bytes()
-    config = (dot_git / "config").read_bytes()
-
-    expect_errno(refused, open, dot_git / "config", "ab")
-    expect_errno(refused, open, dot_git / "config", "r+b")
-    expect_errno(refused, open, dot_git / "new_file", "wb")
-    expect_errno(refused, os.mkdir, dot_git / "new_dir")
-    expect_errno(refused, os.truncate, dot_git / "config", 0)
-    expect_errno(refused, os.chmod, dot_git / "config", 0o777)
-    expect_errno(refused, os.unlink, dot_git / "HEAD")
-    expect_errno(refused, os.rmdir, dot_git / "refs/tags")
-    expect_errno(refused, os.rename, dot_git, mount.current / "stolen")
-    expect_errno(refused, os.rename, dot_git / "HEAD", mount.current / "HEAD")
-    expect_errno(refused, os.rename, mount.current / "testing", dot_git / "testing")
-    expect_errno(refused, os.symlink, "/etc/passwd", dot_git / "link")
-    expect_errno(refused, os.link, mount.current / "testing", dot_git / "hard")
-    expect_errno(refused, os.link, dot_git / "HEAD", mount.current / "hard")
-    expect_errno(refused | {errno.ENOTEMPTY}, os.rmdir, dot_git)
-    expect_errno(refused | {errno.EEXIST}, os.mkdir, dot_git)  # the kernel may answer EEXIST first
-    assert (dot_git / "HEAD").read_bytes() == head
-    assert (dot_git / "config").read_bytes() == config
+    for program in (["cat", str(dot_git / "config")], ["ls", str(dot_git)], ["stat", str(dot_git)]):
+        result = subprocess.run(program, capture_output=True, text=True)
+        assert result.returncode != 0 and "No such file or directory" in result.stderr, program
+    assert not os.access(dot_git / "config", os.R_OK)
+    expect_errno(missing, open, dot_git / "config", "rb")
+    expect_errno(missing, open, dot_git / "config", "ab")
+    expect_errno(missing, open, dot_git / "new_file", "wb")
+    expect_errno(missing, os.mkdir, dot_git / "new_dir")
+    expect_errno(missing, os.truncate, dot_git / "config", 0)
+    expect_errno(missing, os.chmod, dot_git / "config", 0o777)
+    expect_errno(missing, os.utime, dot_git / "config", (0, 0))
+    expect_errno(missing, os.readlink, dot_git / "HEAD")
+    expect_errno(missing, os.unlink, dot_git / "HEAD")
+    expect_errno(missing, os.rmdir, dot_git / "refs/tags")
+    expect_errno(missing, os.rmdir, dot_git)
+    expect_errno(missing, os.rename, dot_git, mount.current / "stolen")
+    expect_errno(missing, os.rename, dot_git / "HEAD", mount.current / "HEAD")
+    expect_errno(missing, os.rename, mount.current / "testing", dot_git / "testing")
+    expect_errno(missing, os.symlink, "/etc/passwd", dot_git / "link")
+    expect_errno(missing, os.link, mount.current / "testing", dot_git / "hard")
+    expect_errno(missing, os.link, dot_git / "HEAD", mount.current / "hard")
+    # The name is taken: making it is refused (a `git init` in current/ fails, not "missing").
+    taken = {errno.EACCES}
+    expect_errno(taken, os.mkdir, dot_git)
+    expect_errno(taken, open, dot_git, "wb")
+    expect_errno(taken, os.symlink, "x", dot_git)
+    expect_errno(taken, os.rename, mount.current / "testing", dot_git)
+    assert (mount.repo_path / ".git/config").read_bytes() == config
     assert not (mount.current / "stolen").exists() and not (mount.current / "HEAD").exists()
-    assert not (dot_git / "new_file").exists() and not (dot_git / "link").exists()
     assert (mount.current / "testing").exists()
+
+
+def test_the_clone_dot_git_is_not_reachable_with_the_tree_at_the_root(remote, mount_gitfs):
+    mount = mount_gitfs(remote, current_path="/")
+    assert sorted(os.listdir(mount.path)) == ["history", "me", "testing"]
+    for program in (["cat", str(mount.path / ".git/config")], ["ls", str(mount.path / ".git")]):
+        result = subprocess.run(program, capture_output=True, text=True)
+        assert result.returncode != 0 and "No such file or directory" in result.stderr, program
+    expect_errno({errno.EACCES}, os.mkdir, mount.path / ".git")
+
+
+def test_a_nested_repository_stays_usable_and_its_dot_git_is_never_committed(remote, mount_gitfs, tmp_path):
+    other = tmp_path / "nested_source"
+    git("init", "-q", "-b", "main", str(other))
+    (other / "lib.txt").write_text("lib\n")
+    git("add", "lib.txt", cwd=other)
+    git("commit", "-q", "-m", "lib", cwd=other)
+    mount = mount_gitfs(remote)
+    subprocess.run(["git", "clone", "-q", str(other), str(mount.current / "vendor")], check=True)
+    assert (mount.current / "vendor/.git/HEAD").is_file()
+    assert ".git" in os.listdir(mount.current / "vendor")
+    assert git("log", "--format=%s", cwd=mount.current / "vendor").strip() == "lib"
+    wait_for(lambda: "vendor/lib.txt" in remote.files(), message="the nested files")
+    assert not any("/.git/" in f or f.startswith(".git/") for f in remote.files())
 
 
 # -- max_size ----------------------------------------------------------------------

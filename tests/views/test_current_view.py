@@ -9,6 +9,7 @@ import os
 import queue
 import stat
 import threading
+import time
 
 import pytest
 from mfusepy import FuseOSError
@@ -19,6 +20,7 @@ from gitfs.sync.jobs import CommitJob
 from gitfs.sync.state import SyncState
 from gitfs.views.base import Owner
 from gitfs.views.current import CurrentView
+from gitfs.views.modes import UTIME_NOW, UTIME_OMIT
 
 MiB = 1024 * 1024
 
@@ -275,6 +277,14 @@ def test_chmod_0600_is_applied(view, jobs, clone):
     assert queued(jobs) == [CommitJob("Chmod to 0600 on /testing", add=("testing",))]
 
 
+def test_chmod_of_a_link_itself_is_eopnotsupp_and_leaves_its_target(view, jobs, clone):
+    os.symlink("testing", clone / "link")
+    before = os.stat(clone / "testing").st_mode
+    refused(view.chmod, "/link", 0o777, codes=(errno.EOPNOTSUPP,))
+    assert os.stat(clone / "testing").st_mode == before
+    assert queued(jobs) == []
+
+
 def test_chmod_of_a_directory_queues_nothing(view, jobs, clone):
     (clone / "dir").mkdir()
     view.chmod("/dir", 0o700)
@@ -296,43 +306,44 @@ def test_getattr_shows_the_owner_option(view):
     assert stat.S_ISREG(attrs["st_mode"]) and attrs["st_size"] == 25
 
 
-def test_statfs_has_real_figures(view):
-    figures = view.statfs("/")
-    assert figures["f_blocks"] > 0 and figures["f_bsize"] > 0
-
-
 # -- refusals -------------------------------------------------------------------------
 
-def test_every_write_to_dot_git_is_refused(view, jobs, clone):
+def test_the_clone_dot_git_does_not_exist_for_any_call(view, jobs, clone):
     head = (clone / ".git/HEAD").read_bytes()
-    refused(view.open, "/.git/HEAD", os.O_WRONLY)
-    refused(view.open, "/.git/config", os.O_RDWR | os.O_APPEND)
-    refused(view.create, "/.git/new", 0o644, os.O_WRONLY)
-    refused(view.mkdir, "/.git/dir", 0o755)
-    refused(view.truncate, "/.git/HEAD", 0)
-    refused(view.unlink, "/.git/HEAD")
-    refused(view.rmdir, "/.git")
-    refused(view.rename, "/.git", "/stolen")
-    refused(view.rename, "/testing", "/.git/testing")
-    refused(view.symlink, "/.git/link", "/etc")
-    refused(view.link, "/.git/hard", "/testing")
-    refused(view.link, "/hard", "/.git/HEAD")
-    refused(view.chmod, "/.git/HEAD", 0o777)
-    refused(view.mknod, "/.git/node", stat.S_IFREG | 0o644, 0)
+    missing = (errno.ENOENT,)
+    for call, args in ((view.getattr, ("/.git",)), (view.getattr, ("/.git/HEAD",)),
+                       (view.readdir, ("/.git", 0)), (view.readlink, ("/.git/HEAD",)),
+                       (view.access, ("/.git/HEAD", os.R_OK)), (view.chown, ("/.git/HEAD", 0, 0)),
+                       (view.open, ("/.git/HEAD", os.O_RDONLY)), (view.open, ("/.git/HEAD", os.O_WRONLY)),
+                       (view.open, ("/.git/config", os.O_RDWR | os.O_APPEND)),
+                       (view.create, ("/.git/new", 0o644, os.O_WRONLY)), (view.mkdir, ("/.git/dir", 0o755)),
+                       (view.truncate, ("/.git/HEAD", 0)), (view.unlink, ("/.git/HEAD",)),
+                       (view.rmdir, ("/.git",)), (view.rmdir, ("/.git/refs",)),
+                       (view.rename, ("/.git", "/stolen")), (view.rename, ("/.git/HEAD", "/HEAD")),
+                       (view.rename, ("/testing", "/.git/testing")), (view.symlink, ("/.git/link", "/etc")),
+                       (view.link, ("/.git/hard", "/testing")), (view.link, ("/hard", "/.git/HEAD")),
+                       (view.chmod, ("/.git/HEAD", 0o777)), (view.utimens, ("/.git/HEAD", (0, 0))),
+                       (view.mknod, ("/.git/node", stat.S_IFREG | 0o644, 0))):
+        assert refused(call, *args, codes=missing), call.__name__
+    # The name itself is taken: creating it is refused, not "missing".
+    for call, args in ((view.mkdir, ("/.git", 0o755)), (view.create, ("/.git", 0o644, os.O_WRONLY)),
+                       (view.symlink, ("/.git", "x")), (view.rename, ("/testing", "/.git")),
+                       (view.link, ("/.git", "/testing")), (view.mknod, ("/.git", stat.S_IFREG | 0o644, 0))):
+        refused(call, *args, codes=(errno.EACCES,))
     assert (clone / ".git/HEAD").read_bytes() == head
-    assert not (clone / "stolen").exists() and not (clone / "hard").exists()
+    assert os.stat(clone / ".git/HEAD").st_mtime_ns != 0
+    assert not (clone / "stolen").exists() and not (clone / "hard").exists() and (clone / "testing").exists()
     assert queued(jobs) == []
-    fh = view.open("/.git/HEAD", os.O_RDONLY)  # reading is fine
-    assert view.read("/.git/HEAD", 100, 0, fh) == head
-    view.release("/.git/HEAD", fh)
 
 
-def test_a_nested_dot_git_is_writable(view, jobs, clone):
-    # git clone into current/ writes its own .git: only the clone's root .git is refused.
+def test_a_nested_dot_git_is_usable(view, jobs, clone):
+    # git clone into current/ writes its own .git: only the clone's root .git is hidden.
     (clone / "vendor").mkdir()
     view.mkdir("/vendor/.git", 0o755)
     write_file(view, "/vendor/.git/HEAD", b"ref: refs/heads/main\n")
     assert (clone / "vendor/.git/HEAD").exists()
+    assert view.getattr("/vendor/.git/HEAD")["st_size"] == 21
+    assert ".git" in view.readdir("/vendor", 0)
     assert len(queued(jobs)) == 2
 
 
@@ -408,3 +419,130 @@ def test_open_writers_are_counted_until_release(view, handles):
     view.release("/testing", fh)
     view.release("/me", reader)
     assert handles.writers()[0] == 0
+
+
+# -- modes, times, long paths ----------------------------------------------------------
+
+@pytest.fixture
+def daemon_umask_077():
+    """The daemon's own umask must not reach what a caller creates (the kernel applied theirs)."""
+    saved = os.umask(0o077)
+    yield
+    os.umask(saved)
+
+
+def test_created_files_and_folders_get_the_mode_asked(view, clone, daemon_umask_077):
+    view.release("/f", view.create("/f", stat.S_IFREG | 0o664, os.O_WRONLY))
+    view.mkdir("/d", 0o775)
+    view.mkdir("/sticky", 0o1777)
+    view.mkdir("/closed", 0o555)
+    view.mknod("/n", stat.S_IFREG | 0o640, 0)
+    modes = {name: stat.S_IMODE(os.lstat(clone / name).st_mode) for name in ("f", "d", "sticky", "closed", "n")}
+    assert modes == {"f": 0o664, "d": 0o775, "sticky": 0o1777, "closed": 0o555, "n": 0o640}
+    assert (clone / "closed/.keep").is_file()  # written before the folder became read-only
+
+
+def test_create_of_a_file_made_meanwhile_opens_it_and_keeps_its_mode(view, clone, jobs):
+    os.chmod(clone / "testing", 0o600)
+    fh = view.create("/testing", 0o666, os.O_WRONLY)  # no O_EXCL: open the existing file
+    view.release("/testing", fh)
+    assert stat.S_IMODE(os.stat(clone / "testing").st_mode) == 0o600
+    assert (clone / "testing").read_bytes() == b"just testing around here\n"
+    assert queued(jobs) == []
+    with pytest.raises(FileExistsError):
+        view.create("/testing", 0o666, os.O_WRONLY | os.O_EXCL)
+
+
+def test_utimens_now_and_omit(view, clone):
+    old = (10**9, 2 * 10**9)
+    os.utime(clone / "testing", ns=old)
+    view.utimens("/testing", (UTIME_OMIT, 5 * 10**18))  # touch -m -d: the access time stays
+    st = os.stat(clone / "testing")
+    assert (st.st_atime_ns, st.st_mtime_ns) == (10**9, 5 * 10**18)
+    view.utimens("/testing", (7 * 10**18, UTIME_OMIT))
+    st = os.stat(clone / "testing")
+    assert (st.st_atime_ns, st.st_mtime_ns) == (7 * 10**18, 5 * 10**18)
+    before = time.time_ns() - 10**9  # the kernel's clock is coarser than time_ns
+    view.utimens("/testing", (UTIME_OMIT, UTIME_NOW))
+    st = os.stat(clone / "testing")
+    assert st.st_atime_ns == 7 * 10**18 and st.st_mtime_ns >= before
+    view.utimens("/testing", (UTIME_NOW, UTIME_NOW))
+    assert os.stat(clone / "testing").st_atime_ns >= before
+    view.utimens("/testing", (UTIME_OMIT, UTIME_OMIT))
+    assert os.stat(clone / "testing").st_atime_ns >= before
+
+
+def test_utimens_of_a_link_sets_the_link(view, clone):
+    os.symlink("testing", clone / "link")
+    target_mtime = os.stat(clone / "testing").st_mtime_ns
+    view.utimens("/link", (UTIME_OMIT, 3 * 10**9))
+    assert os.lstat(clone / "link").st_mtime_ns == 3 * 10**9
+    assert os.stat(clone / "testing").st_mtime_ns == target_mtime
+
+
+def test_paths_up_to_path_max_work_whatever_the_clone_s_location(view, clone, jobs):
+    folder = "/" + "/".join(["d" * 200] * 20)
+    file = folder + "/" + "f" * (4095 - len(folder))  # 4095 bytes relative to current/
+    assert len(file.lstrip("/")) == 4095 and len(str(clone) + file) > 4096
+    for depth in range(1, 21):
+        view.mkdir("/" + "/".join(["d" * 200] * depth), 0o755)
+    write_file(view, file, b"deep\n")
+    assert view.getattr(file)["st_size"] == 5
+    view.utimens(file, (UTIME_OMIT, 10**9))
+    view.truncate(file, 2)
+    view.chmod(file, 0o700)
+    assert view.readdir(folder, 0) == [".", "..", "f" * (4095 - len(folder))]
+    view.rename(file, folder + "/g")
+    view.unlink(folder + "/g")
+    view.rmdir(folder)  # its placeholder's path, 4100 bytes, is reached through the folder
+    assert "Delete the" in queued(jobs)[-1].message
+
+
+# -- .keep ---------------------------------------------------------------------------
+
+def test_a_keep_with_content_is_listed_and_keeps_its_folder(view, jobs, clone):
+    view.mkdir("/d", 0o755)
+    assert view.readdir("/d", 0) == [".", ".."]
+    write_file(view, "/d/.keep", b"precious\n", flags=os.O_WRONLY | os.O_TRUNC)
+    assert view.readdir("/d", 0) == [".", "..", ".keep"]
+    refused(view.rmdir, "/d", codes=(errno.ENOTEMPTY,))
+    assert (clone / "d/.keep").read_bytes() == b"precious\n"
+    view.truncate("/d/.keep", 0)  # empty again: the placeholder
+    assert view.readdir("/d", 0) == [".", ".."]
+    queued(jobs)
+    view.rmdir("/d")
+    assert queued(jobs) == [CommitJob("Delete the /d directory", remove=("d/.keep",))]
+
+
+def test_a_keep_that_is_not_a_regular_file_is_the_users(view, clone):
+    (clone / "l").mkdir()
+    os.symlink("nowhere", clone / "l/.keep")
+    assert view.readdir("/l", 0) == [".", "..", ".keep"]
+    refused(view.rmdir, "/l", codes=(errno.ENOTEMPTY,))
+
+
+def test_the_placeholder_is_reachable_by_name(view):
+    view.mkdir("/d", 0o755)
+    assert view.getattr("/d/.keep")["st_size"] == 0
+    view.release("/d/.keep", view.open("/d/.keep", os.O_RDONLY))
+
+
+def test_rename_over_a_folder_with_a_users_keep_is_enotempty(view, clone):
+    (clone / "src").mkdir()
+    (clone / "users").mkdir()
+    (clone / "users/.keep").write_bytes(b"mine\n")
+    with pytest.raises(OSError) as raised:
+        view.rename("/src", "/users")
+    assert raised.value.errno in (errno.ENOTEMPTY, errno.EEXIST)
+    assert (clone / "users/.keep").read_bytes() == b"mine\n"
+
+
+def test_a_failed_rename_puts_the_placeholder_back(view, clone, jobs):
+    view.mkdir("/src", 0o755)
+    view.mkdir("/src/inner", 0o755)
+    queued(jobs)
+    with pytest.raises(OSError) as raised:
+        view.rename("/src", "/src/inner")  # into itself
+    assert raised.value.errno == errno.EINVAL
+    assert (clone / "src/inner/.keep").is_file()
+    assert queued(jobs) == []

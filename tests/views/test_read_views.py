@@ -14,7 +14,7 @@ from gitfs.handles import HandleTable
 from gitfs.repo.days import CommitDays
 from gitfs.repo.repository import Repository
 from gitfs.routes import build_routes
-from gitfs.views.base import NS, Owner
+from gitfs.views.base import NS, Owner, statvfs_dict
 from gitfs.views.commit import CommitView
 from gitfs.views.history import HistoryView
 from gitfs.views.index import IndexView
@@ -410,7 +410,8 @@ def test_router_serves_history_paths_and_enoent_for_wrong_commits(history_remote
         current = status
 
     router = Router(build_routes(Views(), current_path="current", history_path="history"), cache_size=4,
-                    touch=lambda: None, on_init=lambda: None, on_destroy=lambda: None)
+                    touch=lambda: None, on_init=lambda: None, on_destroy=lambda: None,
+                    disk_figures=lambda: statvfs_dict(repo.workdir))
     first = "/history/2020-01-02/09-00-00-" + history_remote.first[:10]
     assert router.readdir("/", None) == [".", "..", "current", "history"]
     assert errno_of(router.getattr, "/currentX") == errno.ENOENT
@@ -429,4 +430,9 @@ def test_router_serves_history_paths_and_enoent_for_wrong_commits(history_remote
     assert errno_of(router.rename, first + "/a/file", first + "/a/g") == errno.EROFS
     assert errno_of(router.mkdir, "/history/new", 0o755) == errno.EROFS
     assert errno_of(router.mkdir, "/new", 0o755) == errno.EROFS
+    # statfs: the clone's disk everywhere, history/ included (not zeros, f_namemax 0).
+    for path in ("/", "/history", "/history/2020-01-02", first, first + "/b/file"):
+        figures = router.statfs(path)
+        assert figures["f_namemax"] == os.statvfs(repo.workdir).f_namemax, path
+        assert figures["f_blocks"] > 0 and figures["f_bsize"] > 0, path
 

@@ -17,7 +17,6 @@ from gitfs.views.base import View
 
 # Public helpers that are deliberately not FUSE operations. Keep this list short.
 NOT_OPERATIONS = {
-    "full",  # PassthroughView.full(path): the backing path in the working tree
     "resolve",  # Router.resolve(path): (view, relative path)
 }
 # mfusepy documents these signatures for raw_fi=True, which GitFS mounts with.

@@ -1,0 +1,92 @@
+"""PassthroughView: os.* on the clone's working tree, through one directory fd.
+
+Every call names its path relative to an fd of the clone's root (the *at forms
+of the system calls: openat, fstatat, mkdirat, renameat...), never as an
+absolute path. The kernel takes at most PATH_MAX (4096 bytes with the NUL) in
+one path argument; prefixing the clone's own location would make a path that
+fits on a native disk fail with ENAMETOOLONG. Relative to the root fd, a path
+of current/ works up to the same 4095 bytes as on a native disk (counted from
+current/, since FUSE hands over paths from the mount's root).
+
+The clone's own `.git` is not part of the tree: every call that names it, or
+anything below it, is ENOENT, as if it did not exist (creating that name is
+EACCES: it is taken). A `.git` in a subfolder is an ordinary folder here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import weakref
+from typing import Iterator
+
+from mfusepy import FuseOSError
+
+from gitfs.repo.repository import GIT_DIR
+from gitfs.views.base import Owner, View
+
+STAT_KEYS = ("st_mode", "st_nlink", "st_size", "st_atime", "st_mtime", "st_ctime", "st_blocks", "st_ino")
+CLONE_GIT_DIR = "/" + GIT_DIR
+
+
+def refuse_non_utf8(path: str) -> None:
+    """Git paths are UTF-8 here (pygit2): a name that is not (surrogate-escaped bytes)
+    could never be committed, so it is refused at once instead of staying local forever."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise FuseOSError(errno.EILSEQ) from None
+
+
+class PassthroughView(View):
+    """Maps calls 1:1 onto os.* relative to the root of `root` (the clone's working tree)."""
+
+    def __init__(self, owner: Owner, root: str):
+        super().__init__(owner)
+        self.root = root
+        self.root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+        # The router's view cache may drop this view while calls are in flight: the fd
+        # is closed once the last of them lets go of the view, never under one.
+        weakref.finalize(self, os.close, self.root_fd)
+
+    def _relative(self, path: str) -> str:
+        """The path relative to the root fd ("." for the root); ENOENT for the clone's .git."""
+        if path == CLONE_GIT_DIR or path.startswith(CLONE_GIT_DIR + "/"):
+            raise FuseOSError(errno.ENOENT)
+        return path.lstrip("/") or "."
+
+    def _new_name(self, path: str) -> str:
+        """_relative for a name a call creates: the name .git at the root is taken (EACCES),
+        and the name must be UTF-8 (EILSEQ)."""
+        if path == CLONE_GIT_DIR:
+            raise FuseOSError(errno.EACCES)
+        relative = self._relative(path)
+        refuse_non_utf8(path)
+        return relative
+
+    @contextlib.contextmanager
+    def _folder(self, relative: str) -> Iterator[int]:
+        """An fd of a folder: names inside it are then relative to it (they may not fit
+        after the folder's path in one call), and listing it needs one."""
+        fd = os.open(relative, os.O_RDONLY | os.O_DIRECTORY, dir_fd=self.root_fd)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+    def getattr(self, path, fh=None):
+        st = os.lstat(self._relative(path), dir_fd=self.root_fd)
+        attrs = {key: getattr(st, key) for key in STAT_KEYS}
+        for key in ("st_atime", "st_mtime", "st_ctime"):
+            attrs[key] = getattr(st, key + "_ns")
+        attrs["st_uid"], attrs["st_gid"] = self.owner.uid, self.owner.gid
+        return attrs
+
+    def readlink(self, path):
+        return os.readlink(self._relative(path), dir_fd=self.root_fd)
+
+    def access(self, path, amode):
+        if not os.access(self._relative(path), amode, dir_fd=self.root_fd, follow_symlinks=False):
+            raise FuseOSError(errno.EACCES)
+        return 0
