@@ -18,6 +18,7 @@ from gitfs import logs
 from gitfs.checks import boot_environment, check_fuse, check_mount_point, resolve_owner
 from gitfs.clone import check_branch, credentials_of, prepare_clone
 from gitfs.errors import FatalError
+from gitfs.fuselib import FuseLibrary
 from gitfs.options import Options
 from gitfs.repo.ignore import install_extra_ignores
 from gitfs.wiring import Mount, recovered_jobs
@@ -25,10 +26,12 @@ from gitfs.wiring import Mount, recovered_jobs
 log = logging.getLogger(__name__)
 
 
-def run(options: Options) -> int:
+def run(options: Options, library: FuseLibrary) -> int:
+    """Mount with the libfuse that fuselib.choose() picked (and mfusepy loaded)."""
     boot_environment()
     # First: a startup error then reaches the log as well as stderr (cli prints it).
     logs.configure(options.log, options.log_level, foreground=options.foreground)
+    log.debug("FUSE library: %s", library.describe())
     try:
         owner = resolve_owner(options)
         check_mount_point(options.mount_point)

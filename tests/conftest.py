@@ -18,7 +18,16 @@ from pathlib import Path
 
 import pytest
 
+from gitfs import fuselib
+from gitfs.errors import FatalError
+
 ROOT = Path(__file__).resolve().parent.parent
+# Tests that import mfusepy themselves load libfuse 3 too, as gitfs does (libfuse2 may be
+# installed beside it); without libfuse 3 the mount tests fail with gitfs's own line.
+try:
+    fuselib.choose()
+except FatalError:
+    pass
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "Other Person", "GIT_AUTHOR_EMAIL": "other@example.com",
     "GIT_COMMITTER_NAME": "Other Person", "GIT_COMMITTER_EMAIL": "other@example.com",
