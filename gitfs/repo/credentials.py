@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 
 import pygit2
 
+from gitfs.repo.compat import CredentialType, set_option
 from gitfs.repo.errors import RemoteError
 
 log = logging.getLogger(__name__)
@@ -178,13 +179,16 @@ _applied: dict[str, object] = {}
 def apply_global_settings(credentials: Credentials, url: str) -> None:
     """libgit2's process-wide settings: timeouts, known_hosts location, extra CA. Idempotent."""
     if not _applied.get("timeouts"):
-        pygit2.option(pygit2.GIT_OPT_SET_SERVER_CONNECT_TIMEOUT, CONNECT_TIMEOUT_MS)
-        pygit2.option(pygit2.GIT_OPT_SET_SERVER_TIMEOUT, SERVER_TIMEOUT_MS)
+        # libgit2 >= 1.7; before, the operating system's TCP timeouts apply.
+        if not (set_option("GIT_OPT_SET_SERVER_CONNECT_TIMEOUT", CONNECT_TIMEOUT_MS)
+                and set_option("GIT_OPT_SET_SERVER_TIMEOUT", SERVER_TIMEOUT_MS)):
+            log.debug("this libgit2 (%s) has no server timeouts", pygit2.LIBGIT2_VERSION)
         _applied["timeouts"] = True
     if transport_of(url) == "ssh":
         home = ssh_home_for(credentials)
         if _applied.get("homedir") != home:
-            pygit2.option(pygit2.GIT_OPT_SET_HOMEDIR, home)
+            if not set_option("GIT_OPT_SET_HOMEDIR", home):
+                log.debug("this libgit2 (%s) has no HOMEDIR option", pygit2.LIBGIT2_VERSION)
             _applied["homedir"] = home
     if credentials.ssl_ca_file and _applied.get("ca") != credentials.ssl_ca_file:
         pygit2.settings.set_ssl_cert_locations(os.path.abspath(credentials.ssl_ca_file), None)
@@ -243,7 +247,7 @@ class _Callbacks(pygit2.RemoteCallbacks):
         self._asked += 1
         if self._asked > 10:  # never loop, whatever the server does
             raise AuthenticationError(f"the server at {self._where()} keeps refusing the credentials")
-        kinds = pygit2.enums.CredentialType
+        kinds = CredentialType
         if allowed_types & kinds.SSH_KEY:
             return self._next_ssh_key(username_from_url)
         if allowed_types & kinds.USERPASS_PLAINTEXT:
