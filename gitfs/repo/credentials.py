@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 
 import pygit2
 
-from gitfs.repo.compat import CredentialType, set_option
+from gitfs.repo.compat import CredentialType, set_option, set_ssh_home
 from gitfs.repo.errors import RemoteError
 
 log = logging.getLogger(__name__)
@@ -187,8 +187,9 @@ def apply_global_settings(credentials: Credentials, url: str) -> None:
     if transport_of(url) == "ssh":
         home = ssh_home_for(credentials)
         if _applied.get("homedir") != home:
-            if not set_option("GIT_OPT_SET_HOMEDIR", home):
-                log.debug("this libgit2 (%s) has no HOMEDIR option", pygit2.LIBGIT2_VERSION)
+            if not set_ssh_home(home):
+                raise RemoteError(f"ssh_known_hosts: libgit2 {pygit2.LIBGIT2_VERSION} reads host keys only from "
+                                  f"~/.ssh/known_hosts (other files need libgit2 1.7): put them there")
             _applied["homedir"] = home
     if credentials.ssl_ca_file and _applied.get("ca") != credentials.ssl_ca_file:
         pygit2.settings.set_ssl_cert_locations(os.path.abspath(credentials.ssl_ca_file), None)

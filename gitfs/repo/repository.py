@@ -21,7 +21,8 @@ from typing import Iterable, Iterator, Optional
 
 import pygit2
 
-from gitfs.repo.compat import FileStatus, SortMode, blob_size as compat_blob_size
+from gitfs.repo import compat
+from gitfs.repo.compat import FileStatus, SortMode
 from gitfs.repo.errors import GitCoreError, NotADirectory, PathNotFound
 
 log = logging.getLogger(__name__)
@@ -197,7 +198,7 @@ class Repository:
         size = self._sizes.get(oid)
         if size is None:
             # read_header gives the size without inflating the blob.
-            size = compat_blob_size(self.git, oid)
+            size = compat.blob_size(self.git, oid)
             if len(self._sizes) >= BLOB_SIZES:
                 self._sizes.clear()  # atomic; cheaper than an LRU's bookkeeping on every hit
             self._sizes[oid] = size
@@ -252,7 +253,7 @@ class Repository:
             if relative in tracked_set:
                 index.remove(relative)
             if below:
-                index.remove_directory(relative)
+                compat.remove_directory(index, relative)
             full = self.full_path(relative)
             try:
                 # A job's path may now run through a link (a directory replaced by a
