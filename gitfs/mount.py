@@ -20,7 +20,9 @@ from gitfs.clone import check_branch, credentials_of, prepare_clone
 from gitfs.errors import FatalError
 from gitfs.fuselib import FuseLibrary
 from gitfs.options import Options
+from gitfs.progress import CloneProgress
 from gitfs.repo.ignore import install_extra_ignores
+from gitfs.repo.remote import redact_url
 from gitfs.wiring import Mount, recovered_jobs
 
 log = logging.getLogger(__name__)
@@ -39,7 +41,7 @@ def run(options: Options, library: FuseLibrary) -> int:
         if options.max_open_files != -1:
             _set_open_files_limit(options.max_open_files)
         credentials = credentials_of(options)
-        repo = prepare_clone(options, credentials)
+        repo = prepare_clone(options, credentials, CloneProgress(redact_url(options.remote_url)))
         check_branch(repo, options)
         install_extra_ignores(repo.path, options.ignore_file, options.hard_ignore)
         if options.foreground:
