@@ -50,7 +50,7 @@ def set_option(name: str, *values) -> bool:
 
 
 def blob_size(git: pygit2.Repository, oid: pygit2.Oid) -> int:
-    """The size of a blob, from its header where pygit2 can read one (1.15 and later)."""
+    """The size of a blob, read from its header where this pygit2 can (Odb.read_header)."""
     read_header = getattr(git.odb, "read_header", None)
     if read_header is not None:
         return read_header(oid)[1]
