@@ -52,6 +52,8 @@ class CloneProgress:
         tenths = percent // 10
         if tenths > self._logged_tenths:
             self._logged_tenths = tenths
+            if self._line_open and log.isEnabledFor(logging.INFO) and self._logs_to_stream():
+                self.finish()  # the log line goes below the progress line, not into it
             log.info("clone of %s: %d%% of the objects received (%d/%d, %s)", self._what, tenths * 10,
                      transfer.received_objects, transfer.total_objects, _mib(transfer.received_bytes))
 
@@ -65,8 +67,8 @@ class CloneProgress:
         now = self._clock()
         if (phase, shown_percent) == self._shown and now - self._drawn_at < REDRAW_SECONDS:
             return
-        if self._shown is not None and self._shown[0] != phase:
-            self._write("\n")  # the finished phase keeps its line, as in git
+        if self._line_open and self._shown is not None and self._shown[0] != phase:
+            self.finish()  # the finished phase keeps its line, as in git
         self._shown, self._drawn_at = (phase, shown_percent), now
         line = f"{phase}: {shown_percent:3d}% ({done}/{total})"
         if receiving:
@@ -86,6 +88,9 @@ class CloneProgress:
             self._stream.flush()
         except (OSError, ValueError):  # the terminal went away: the clone goes on without it
             self._tty = False
+
+    def _logs_to_stream(self) -> bool:
+        return any(getattr(handler, "stream", None) is self._stream for handler in logging.getLogger().handlers)
 
 
 def _is_terminal(stream: TextIO) -> bool:
