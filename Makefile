@@ -8,7 +8,7 @@ PIP_ARGS ?=
 # No cache provider: no .pytest_cache left in the tree (CI runs from a fresh, read-mostly clone).
 PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
 
-.PHONY: deps install test test-stress bench demo lint deb clean
+.PHONY: deps install test test-stress bench demo lint man deb clean
 
 install:
 	$(PYTHON) -m pip install $(PIP_ARGS) -e '.[test]'
@@ -34,6 +34,12 @@ demo:
 # Needs ruff: pip install -e '.[lint]'.
 lint:
 	$(PYTHON) -m ruff check gitfs tests
+
+# The manual page (build/gitfs.1) and the README's option table, both from gitfs/optiontable.py
+# (which gitfs --help prints too). The Debian package builds its own copy of the page.
+man:
+	mkdir -p build
+	$(PYTHON) -m gitfs.manpage --output build/gitfs.1 --readme README.md
 
 # Binary-only build of the Debian package; the .deb lands in the parent directory.
 # A clean PATH keeps pybuild on Debian's python3, not a pyenv/venv one found first.

@@ -44,7 +44,7 @@ setup(
     python_requires=">=3.9",
     install_requires=[
         "mfusepy>=3.0",  # maintained ctypes binding with libfuse 3 support (fusepy is FUSE-2 only)
-        "pygit2>=1.14",  # pygit2.enums; every git step goes through it, no `git` subprocess
+        "pygit2>=1.11",  # Debian 12 has 1.11 (gitfs/repo/compat.py); every git step goes through it
     ],
     extras_require={
         "test": ["pytest>=7"],

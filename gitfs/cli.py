@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from typing import Optional
 
-from gitfs import __version__
+from gitfs import __version__, fuselib
 from gitfs.errors import FatalError
 from gitfs.options import HELP, parse_options
 from gitfs.status_command import show_status
@@ -53,15 +53,18 @@ def main(argv: Optional[list[str]] = None) -> int:
             raise FatalError("usage: gitfs REMOTE_URL MOUNTPOINT [-o option[=value],...]")
         options = parse_options(positional[0], positional[1], option_strings)
         options.foreground = options.foreground or foreground
+        # libfuse 3 is chosen before anything imports mfusepy, which settles on a library at import.
+        library = fuselib.choose()
         try:
-            from gitfs.mount import run  # loads libfuse: after the cheap checks
+            from gitfs.mount import run  # imports mfusepy (loads libfuse): after the cheap checks
         except ModuleNotFoundError as error:
             raise FatalError(f"Python module {error.name} is missing for {sys.executable}: install it with "
-                             f"{sys.executable} -m pip install 'mfusepy>=3.0' 'pygit2>=1.14' "
+                             f"{sys.executable} -m pip install 'mfusepy>=3.0' 'pygit2>=1.11' "
                              f"(see README, Install)") from None
         except (OSError, ImportError) as error:
             raise FatalError(f"FUSE is not available ({error}): install fuse3") from None
-        return run(options)
+        fuselib.check_loaded(library)
+        return run(options, library)
     except FatalError as error:
         print(f"gitfs: {error}", file=sys.stderr)
         return 1

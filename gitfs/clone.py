@@ -58,8 +58,10 @@ def credentials_of(options: Options) -> remote_ops.Credentials:
     return credentials
 
 
-def prepare_clone(options: Options, credentials: remote_ops.Credentials) -> Repository:
-    """Clone the remote into repo_path, or reuse the clone already there."""
+def prepare_clone(options: Options, credentials: remote_ops.Credentials, progress=None) -> Repository:
+    """Clone the remote into repo_path, or reuse the clone already there.
+
+    `progress` (a progress.CloneProgress) reports a new clone as it arrives."""
     path = options.repo_path or default_repo_path(options.remote_url)
     options.repo_path = path
     if os.path.isdir(os.path.join(path, ".git")):
@@ -70,10 +72,13 @@ def prepare_clone(options: Options, credentials: remote_ops.Credentials) -> Repo
         check_local_remote(options.remote_url)
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         try:
-            remote_ops.clone(options.remote_url, path, options.branch, credentials)
+            remote_ops.clone(options.remote_url, path, options.branch, credentials, progress=progress)
         except RemoteError as error:  # one line: unreachable, authentication, host key, not found, branch
             shutil.rmtree(path, ignore_errors=True)
             raise FatalError(str(error)) from None
+        finally:
+            if progress is not None:
+                progress.finish()
         git = pygit2.Repository(path)
         if git.head_is_unborn:
             shutil.rmtree(path, ignore_errors=True)

@@ -19,21 +19,26 @@ from gitfs import logs
 from gitfs.checks import boot_environment, check_fuse, check_mount_point, resolve_owner
 from gitfs.clone import check_branch, credentials_of, prepare_clone
 from gitfs.errors import FatalError
+from gitfs.fuselib import FuseLibrary
 from gitfs.options import Options
+from gitfs.progress import CloneProgress
 from gitfs.repo import libgit2
 from gitfs.repo.errors import SettingError
 from gitfs.repo.ignore import install_extra_ignores
+from gitfs.repo.remote import redact_url
 from gitfs.wiring import Mount
 
 log = logging.getLogger(__name__)
 
 
-def run(options: Options) -> int:
+def run(options: Options, library: FuseLibrary) -> int:
+    """Mount with the libfuse that fuselib.choose() picked (and mfusepy loaded)."""
     boot_environment()
     # `kill -USR2 PID` prints every thread's stack on stderr: what a hung daemon is waiting for.
     faulthandler.register(signal.SIGUSR2, all_threads=True)
     # First: a startup error then reaches the log as well as stderr (cli prints it).
     logs.configure(options.log, options.log_level, foreground=options.foreground)
+    log.debug("FUSE library: %s", library.describe())
     try:
         owner = resolve_owner(options)
         check_mount_point(options.mount_point)
@@ -41,8 +46,11 @@ def run(options: Options) -> int:
         if options.max_open_files != -1:
             _set_open_files_limit(options.max_open_files)
         credentials = credentials_of(options)
-        libgit2.configure(credentials, options.remote_url)
-        repo = prepare_clone(options, credentials)
+        try:
+            libgit2.configure(credentials, options.remote_url)
+        except SettingError as error:
+            raise FatalError(str(error)) from None
+        repo = prepare_clone(options, credentials, CloneProgress(redact_url(options.remote_url)))
         check_branch(repo, options)
         try:
             install_extra_ignores(repo.path, options.ignore_file, options.hard_ignore)

@@ -14,6 +14,7 @@ import socket
 from typing import Optional
 
 from gitfs.errors import FatalError
+from gitfs.optiontable import help_text
 
 TRUE_WORDS = {"true", "yes", "1", "on"}
 FALSE_WORDS = {"false", "no", "0", "off"}
@@ -209,55 +210,4 @@ def _fill_defaults(options: Options) -> None:
     options.mount_point = os.path.abspath(options.mount_point)
 
 
-HELP = """\
-usage: gitfs REMOTE_URL MOUNTPOINT [-o option[=value],...]
-       gitfs status MOUNTPOINT
-
-Mount a Git remote: MOUNTPOINT/current is the branch (read-write, every change
-becomes a commit that is pushed), MOUNTPOINT/history has one read-only folder
-per commit.
-
-  -o OPTIONS      comma-separated options, may repeat; a flag alone means true
-  -f              stay in the foreground (same as -o foreground)
-  -v, --version   print the version
-  -h, --help      print this help
-
-options (default):
-  repo_path=DIR          where the clone lives (/var/lib/gitfs/<remote> as root,
-                         ~/.cache/gitfs/<remote> otherwise); reused if present
-  branch=NAME            branch to follow (the remote's default branch)
-  sync_timeout=SEC       quiet period before committing and pushing (5);
-                         alias merge_timeout
-  fetch_timeout=SEC      fetch period while in use (30)
-  idle_fetch_timeout=SEC fetch period when idle (1800)
-  min_idle_times=N       quiet sync periods before going idle (10)
-  max_size=MiB           largest file that can be written, 0 = no limit (10)
-  commiter_name=NAME     commit author and committer (user)
-  commiter_email=EMAIL   (user@hostname)
-  user=NAME, group=NAME  owner shown for every file (current user and group)
-  allow_other, allow_root  let other users, or root, use the mount (false)
-  foreground             do not daemonize; log to stderr by default (false)
-  log=syslog|FILE|-      where log lines go (syslog)
-  log_level=LEVEL        debug, info, warning, error (warning)
-  debug                  same as log_level=debug (false)
-  cache_size=N           history folders kept open in memory (800)
-  ignore_file=FILE       extra gitignore-style patterns, never committed
-  hard_ignore=P1|P2      extra patterns, separated by |
-  max_open_files=N       RLIMIT_NOFILE for the daemon (-1: unchanged)
-  current_path=NAME      name of the working tree folder (current)
-  history_path=NAME      name of the history folder (history)
-remotes (see README, "Remotes and credentials"):
-  username=U             HTTP(S) user (the one in the URL)
-  password_file=FILE     HTTP(S) password, first line of FILE; or $GITFS_PASSWORD;
-                         password=P works too but shows in ps
-  ssl_ca_file=FILE       extra CA certificate(s) for HTTPS (system CAs)
-  ssh_key=FILE           SSH private key, alias key (ssh-agent, then
-                         ~/.ssh/id_ed25519, id_ecdsa, id_rsa)
-  ssh_public_key=FILE    its public key (KEY.pub if present, else derived)
-  ssh_key_passphrase_file=FILE  passphrase of ssh_key, first line of FILE; or
-                         $GITFS_SSH_KEY_PASSPHRASE; ssh_key_passphrase=P shows in ps
-  ssh_user=NAME          SSH user (the one in the URL, else the current user)
-  ssh_known_hosts=FILE   trusted host keys (~/.ssh/known_hosts)
-  ssh_strict_host_key_checking=no  accept unknown or changed host keys (yes)
-Mount words such as rw, ro, nofail, _netdev, noauto, x-systemd.* are accepted.
-"""
+HELP = help_text()  # from the option table shared with the manual page and the README

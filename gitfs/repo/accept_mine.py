@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import pygit2
 
+from gitfs.repo.compat import SortMode
 from gitfs.repo.repository import Repository
 
 
@@ -27,7 +28,7 @@ def replay_local_commits(repo: Repository, local: pygit2.Oid, remote: pygit2.Oid
         return Replay(local)
     if repo.is_ancestor(local, remote):
         return Replay(remote)
-    walker = git.walk(local, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
+    walker = git.walk(local, SortMode.TOPOLOGICAL | SortMode.REVERSE)
     walker.hide(remote)
     result = Replay(remote)
     for commit in walker:

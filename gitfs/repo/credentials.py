@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 
 import pygit2
 
+from gitfs.repo.compat import CredentialType
 from gitfs.repo.errors import RemoteError, SettingError
 
 log = logging.getLogger(__name__)
@@ -221,7 +222,7 @@ class _Callbacks(pygit2.RemoteCallbacks):
         self._asked += 1
         if self._asked > 10:  # never loop, whatever the server does
             raise AuthenticationError(f"the server at {self._where()} keeps refusing the credentials")
-        kinds = pygit2.enums.CredentialType
+        kinds = CredentialType
         if allowed_types & kinds.SSH_KEY:
             return self._next_ssh_key(username_from_url)
         if allowed_types & kinds.USERPASS_PLAINTEXT:

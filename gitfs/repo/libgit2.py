@@ -5,8 +5,8 @@ process, so no constructor or fetch sets them again.
   default, and maps pack files in 1 GiB windows kept up to 8 GiB: a listing of a big
   history filled the one, and one read of a 100 MB packed blob left 100 MB mapped for
   good through the other. Small bounds keep the daemon's memory flat.
-- Network: connect and server timeouts, so a dead server fails a fetch instead of
-  hanging the sync worker.
+- Network: connect and server timeouts (libgit2 1.7 and later), so a dead server
+  fails a fetch instead of hanging the sync worker.
 - Trust: libgit2 checks SSH host keys against HOMEDIR/.ssh/known_hosts, so HOMEDIR
   points at a directory whose known_hosts is the file to trust; ssl_ca_file adds a CA
   to OpenSSL's store for HTTPS (see credentials.py).
@@ -14,11 +14,16 @@ process, so no constructor or fetch sets them again.
 
 from __future__ import annotations
 
+import logging
 import os
 
 import pygit2
 
+from gitfs.repo.compat import set_option, set_ssh_home
 from gitfs.repo.credentials import Credentials, ssh_home_for, transport_of
+from gitfs.repo.errors import SettingError
+
+log = logging.getLogger(__name__)
 
 OBJECT_CACHE_BYTES = 4 * 1024 * 1024
 MWINDOW_BYTES = 32 * 1024 * 1024
@@ -31,9 +36,12 @@ def configure(credentials: Credentials, url: str) -> None:
     pygit2.settings.cache_max_size(OBJECT_CACHE_BYTES)
     pygit2.settings.mwindow_size = MWINDOW_BYTES
     pygit2.settings.mwindow_mapped_limit = MWINDOW_MAPPED_BYTES
-    pygit2.option(pygit2.GIT_OPT_SET_SERVER_CONNECT_TIMEOUT, CONNECT_TIMEOUT_MS)
-    pygit2.option(pygit2.GIT_OPT_SET_SERVER_TIMEOUT, SERVER_TIMEOUT_MS)
-    if transport_of(url) == "ssh":
-        pygit2.option(pygit2.GIT_OPT_SET_HOMEDIR, ssh_home_for(credentials))
+    # libgit2 1.7 and later; before, the operating system's TCP timeouts apply.
+    if not (set_option("GIT_OPT_SET_SERVER_CONNECT_TIMEOUT", CONNECT_TIMEOUT_MS)
+            and set_option("GIT_OPT_SET_SERVER_TIMEOUT", SERVER_TIMEOUT_MS)):
+        log.debug("this libgit2 (%s) has no server timeouts", pygit2.LIBGIT2_VERSION)
+    if transport_of(url) == "ssh" and not set_ssh_home(ssh_home_for(credentials)):
+        raise SettingError(f"ssh_known_hosts: libgit2 {pygit2.LIBGIT2_VERSION} reads host keys only from "
+                           f"~/.ssh/known_hosts (other files need libgit2 1.7): put them there")
     if credentials.ssl_ca_file:
         pygit2.settings.set_ssl_cert_locations(os.path.abspath(os.path.expanduser(credentials.ssl_ca_file)), None)

@@ -10,7 +10,8 @@ credentials in it.
 from __future__ import annotations
 
 import re
-from typing import Optional
+from dataclasses import dataclass
+from typing import Callable, Optional
 
 import pygit2
 
@@ -19,7 +20,7 @@ from gitfs.repo.errors import PushRejected, RemoteError
 from gitfs.repo.repository import REMOTE_NAME, Repository, branch_ref, remote_ref
 
 __all__ = ["Credentials", "AuthenticationError", "HostKeyError", "RemoteUnreachable", "RepositoryNotFound",
-           "BranchNotFound", "redact_url", "clone", "fetch", "push"]
+           "BranchNotFound", "Transfer", "redact_url", "clone", "fetch", "push"]
 
 _CREDENTIALS_IN_URL = re.compile(r"(://)[^/@]*@")
 
@@ -80,9 +81,34 @@ def _failure(error: Exception, action: str, url: str) -> RemoteError:
 _ERRORS = (pygit2.GitError, ValueError, KeyError, OSError, RemoteError)
 
 
-def clone(url: str, path: str, branch: Optional[str], credentials: Credentials) -> None:
+@dataclass(frozen=True)
+class Transfer:
+    """libgit2's figures for a clone or fetch in progress."""
+    received_objects: int
+    total_objects: int
+    received_bytes: int
+    indexed_deltas: int
+    total_deltas: int
+
+
+class _ReportingCallbacks(_Callbacks):
+    """The callbacks of a clone, handing its transfer figures to `progress`."""
+
+    def __init__(self, credentials: Credentials, url: str, progress: Callable[[Transfer], None]):
+        super().__init__(credentials, url)
+        self._progress = progress
+
+    def transfer_progress(self, stats):
+        self._progress(Transfer(stats.received_objects, stats.total_objects, stats.received_bytes,
+                                stats.indexed_deltas, stats.total_deltas))
+
+
+def clone(url: str, path: str, branch: Optional[str], credentials: Credentials, *,
+          progress: Optional[Callable[[Transfer], None]] = None) -> None:
+    """Clone url into path; `progress`, if given, is called with the figures as they change."""
+    callbacks = _Callbacks(credentials, url) if progress is None else _ReportingCallbacks(credentials, url, progress)
     try:
-        pygit2.clone_repository(url, path, checkout_branch=branch, callbacks=_Callbacks(credentials, url))
+        pygit2.clone_repository(url, path, checkout_branch=branch, callbacks=callbacks)
     except _ERRORS as error:
         text = _describe(error)
         if branch and not isinstance(error, RemoteError) and (

@@ -19,7 +19,8 @@ from typing import Iterable, Iterator, Optional
 
 import pygit2
 
-from gitfs.repo import staging
+from gitfs.repo import compat, staging
+from gitfs.repo.compat import FileStatus, SortMode
 from gitfs.repo.filemodes import (FILEMODE_BLOB, FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK,  # noqa: F401
                                   FILEMODE_TREE, GIT_DIR, KEEP_FILE)
 from gitfs.repo.errors import GitCoreError, NotADirectory, PathNotFound
@@ -140,7 +141,7 @@ class Repository:
     def walk_commits(self, tip: pygit2.Oid, hide: Optional[pygit2.Oid] = None) -> Iterator[tuple[pygit2.Oid, int]]:
         """(oid, committer time) of every commit reachable from tip, newest first."""
         # Topological too: commits made in the same second still come children first.
-        walker = self.git.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
+        walker = self.git.walk(tip, SortMode.TOPOLOGICAL | SortMode.TIME)
         if hide is not None:
             walker.hide(hide)
         for commit in walker:
@@ -178,7 +179,7 @@ class Repository:
         size = self._sizes.get(oid)
         if size is None:
             # read_header gives the size without inflating the blob.
-            _type, size = self.git.odb.read_header(oid)
+            size = compat.blob_size(self.git, oid)
             if len(self._sizes) >= BLOB_SIZES:
                 self._sizes.clear()  # atomic; cheaper than an LRU's bookkeeping on every hit
             self._sizes[oid] = size
@@ -240,7 +241,7 @@ class Repository:
         self.index()  # repairs a corrupt index first: status reads it
         paths = []
         for path, flags in git.status(untracked_files="all").items():
-            if flags & pygit2.enums.FileStatus.IGNORED or staging.is_git_dir_path(path):
+            if flags & FileStatus.IGNORED or staging.is_git_dir_path(path):
                 continue
             paths.append(path)
         return sorted(paths)

@@ -20,6 +20,7 @@ from typing import Iterable, Iterator, Optional
 
 import pygit2
 
+from gitfs.repo import compat
 from gitfs.repo.filemodes import FILEMODE_BLOB, FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, GIT_DIR
 
 PATH_MAX = 4096  # bytes, with the terminating NUL
@@ -97,7 +98,7 @@ class _Stager:
             if prefix in self.index:
                 self.index.remove(prefix)
         if tracked_below:
-            self.index.remove_directory(relative)
+            compat.remove_directory(self.index, relative)
 
     def add_folder(self, relative: str, tracked: set[str]) -> None:
         for path in self._files_below(relative):

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 
 import pygit2
 
+from gitfs.repo.compat import DeltaStatus
 from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, Repository
 
-_DELETED = pygit2.enums.DeltaStatus.DELETED
+_DELETED = DeltaStatus.DELETED
 
 
 @dataclass

@@ -1,0 +1,76 @@
+"""pygit2 from 1.11 (Debian 12's python3-pygit2, on libgit2 1.5) to today's.
+
+pygit2 1.14 grouped libgit2's constants into `pygit2.enums`; older releases
+have only the flat `GIT_*` names. GitFS names them as the enums do; on an
+older pygit2 the same libgit2 values stand in. Methods added since 1.11 have
+a fallback here. libgit2 before 1.7 has no server timeouts and no HOMEDIR
+option: `set_option` says whether an option was applied.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+
+import pygit2
+
+try:
+    from pygit2.enums import CredentialType, DeltaStatus, FileStatus, SortMode
+except ImportError:  # pygit2 < 1.14: the same values, libgit2's own (stable across releases)
+    class CredentialType(enum.IntFlag):  # git_credential_t
+        USERPASS_PLAINTEXT = 1 << 0
+        SSH_KEY = 1 << 1
+        USERNAME = 1 << 5
+
+    class DeltaStatus(enum.IntEnum):  # git_delta_t
+        DELETED = 2
+
+    class FileStatus(enum.IntFlag):  # git_status_t
+        IGNORED = 1 << 14
+
+    class SortMode(enum.IntFlag):  # git_sort_t
+        TOPOLOGICAL = 1 << 0
+        TIME = 1 << 1
+        REVERSE = 1 << 2
+
+__all__ = ["CredentialType", "DeltaStatus", "FileStatus", "SortMode", "blob_size", "remove_directory", "set_option",
+           "set_ssh_home"]
+
+
+def set_option(name: str, *values) -> bool:
+    """pygit2.option(pygit2.NAME, *values); False if this pygit2 or libgit2 lacks NAME."""
+    option = getattr(pygit2, name, None)
+    if option is None:
+        return False
+    try:
+        pygit2.option(option, *values)
+    except (ValueError, pygit2.GitError):  # known to pygit2, not to the libgit2 it runs on
+        return False
+    return True
+
+
+def blob_size(git: pygit2.Repository, oid: pygit2.Oid) -> int:
+    """The size of a blob, read from its header where this pygit2 can (Odb.read_header)."""
+    read_header = getattr(git.odb, "read_header", None)
+    if read_header is not None:
+        return read_header(oid)[1]
+    return git[oid].size  # older pygit2: reads the whole object
+
+
+def remove_directory(index: pygit2.Index, path: str) -> None:
+    """Remove every entry under the directory path from the index (Index.remove_directory)."""
+    if hasattr(index, "remove_directory"):
+        index.remove_directory(path)
+        return
+    prefix = path.rstrip("/") + "/"
+    for entry_path in [entry.path for entry in index if entry.path.startswith(prefix)]:
+        index.remove(entry_path)
+
+
+def set_ssh_home(home: str) -> bool:
+    """Where libgit2 looks for .ssh/known_hosts (GIT_OPT_SET_HOMEDIR, libgit2 1.7 and later).
+
+    False on an older libgit2, which reads only $HOME/.ssh/known_hosts."""
+    if set_option("GIT_OPT_SET_HOMEDIR", home):
+        return True
+    return os.path.realpath(home) == os.path.realpath(os.path.expanduser("~"))  # the default is enough

@@ -1,0 +1,101 @@
+"""Layer 1: `gitfs --help`, the README's option table and the manual page gitfs(1) agree.
+
+All three are made from gitfs/optiontable.py; these tests read what a user reads
+(the command's output, README.md as committed, the page as `make man` and the
+Debian package build it) and fail when one of them misses an option or its default,
+or when an option the parser accepts is missing from the table.
+"""
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+from gitfs.options import _FIELDS, _NOT_OPTIONS, ALIASES
+from gitfs.optiontable import OPTIONS, plain
+
+README = ROOT / "README.md"
+
+
+@pytest.fixture(scope="module")
+def help_output() -> str:
+    result = subprocess.run([sys.executable, "-m", "gitfs", "--help"], capture_output=True, text=True, check=True)
+    return result.stdout
+
+
+def help_entry(text: str, name: str) -> str:
+    """The lines of one option in --help, joined (from its name to the next option)."""
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if re.match(rf"  {re.escape(name)}(=|\s|$)", line):
+            entry = [line]
+            for following in lines[index + 1:]:
+                if not following.startswith(" " * 26):
+                    break
+                entry.append(following)
+            return " ".join(" ".join(entry).split())
+    raise AssertionError(f"{name} is not in gitfs --help")
+
+
+def readme_rows() -> dict[str, str]:
+    rows = {}
+    for line in README.read_text(encoding="utf-8").splitlines():
+        match = re.match(r"\| `([a-z_]+)`", line)
+        if match:
+            rows.setdefault(match.group(1), line)
+    return rows
+
+
+@pytest.fixture(scope="module")
+def manual_page(tmp_path_factory) -> str:
+    """The page rendered by man(1), as a user reads it."""
+    page = tmp_path_factory.mktemp("man") / "gitfs.1"
+    subprocess.run([sys.executable, "-m", "gitfs.manpage", "--output", str(page)], check=True)
+    result = subprocess.run(["man", "-l", str(page)], capture_output=True, text=True,
+                            env={"MANWIDTH": "200", "LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"})
+    if result.returncode != 0:
+        pytest.fail(f"man -l failed: {result.stderr}")
+    return result.stdout
+
+
+def man_entry(text: str, name: str) -> str:
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if re.match(rf"\s+{re.escape(name)}(=|\s|$)", line):
+            return " ".join(" ".join(lines[index:index + 4]).split())
+    raise AssertionError(f"{name} is not in the manual page")
+
+
+def test_every_option_the_parser_accepts_is_in_the_table():
+    accepted = set(_FIELDS) - _NOT_OPTIONS
+    documented = {doc.name for doc in OPTIONS}
+    assert accepted == documented
+    assert {doc.alias: doc.name for doc in OPTIONS if doc.alias} == ALIASES
+
+
+@pytest.mark.parametrize("doc", OPTIONS, ids=[doc.name for doc in OPTIONS])
+def test_option_and_default_in_help_readme_and_manual_page(doc, help_output, manual_page):
+    default = " ".join(plain(doc.default).split())
+    entry = help_entry(help_output, doc.name)
+    assert f"(default: {default})" in entry, entry
+    if doc.alias:
+        assert f"alias {doc.alias}" in entry
+
+    row = readme_rows().get(doc.name)
+    assert row is not None, f"{doc.name} is not in README's option table"
+    assert f"| {doc.default} |" in row, row
+
+    page = man_entry(manual_page, doc.name)
+    assert f"Default: {default}." in page, page
+
+
+def test_readme_table_is_the_generated_one():
+    """`make man` rewrites the table from the option table: the committed README must match."""
+    from gitfs.manpage import README_BEGIN, README_END
+    from gitfs.optiontable import readme_table
+
+    text = README.read_text(encoding="utf-8")
+    table = text[text.index(README_BEGIN) + len(README_BEGIN):text.index(README_END)].strip()
+    assert table == readme_table().strip(), "README's option table is stale: run make man"

@@ -1,0 +1,117 @@
+"""Layer 3: which libfuse GitFS runs on, with libfuse 2 installed beside libfuse 3.
+
+mfusepy alone prefers libfuse 2 (`find_library("fuse")`) when both are installed,
+and libfuse 2 refuses libfuse 3's mount options. GitFS always runs on libfuse 3;
+FUSE_LIBRARY_PATH set by the user is obeyed, and a library GitFS cannot use is one
+line on stderr. .ci/install-deps installs libfuse2 so that CI runs all of this (and
+the whole suite) with both libraries present.
+"""
+
+import ctypes.util
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import assert_one_line_error, wait_for
+
+
+def libfuse2() -> str:
+    """The libfuse 2 that mfusepy would pick by itself, or skip."""
+    name = ctypes.util.find_library("fuse")
+    if not name:
+        pytest.skip("libfuse2 is not installed (.ci/install-deps installs it)")
+    return name
+
+
+def run_gitfs(remote, tmp_path, *, env):
+    mount_point = tmp_path / "mnt-refused"
+    mount_point.mkdir(exist_ok=True)
+    return subprocess.run(
+        [sys.executable, "-m", "gitfs", remote.url, str(mount_point), "-o",
+         f"repo_path={tmp_path / 'clone-refused'},foreground"],
+        capture_output=True, text=True, timeout=60, env=env)
+
+
+def without_fuse_variables() -> dict:
+    return {k: v for k, v in os.environ.items() if k not in ("FUSE_LIBRARY_PATH", "FUSE_LIBRARY_NAME")}
+
+
+def test_mfusepy_alone_would_load_libfuse2():
+    """The case is real on this machine: without GitFS's choice, mfusepy takes libfuse 2."""
+    libfuse2()
+    result = subprocess.run([sys.executable, "-c", "import mfusepy; print(mfusepy.fuse_version_major)"],
+                            capture_output=True, text=True, env=without_fuse_variables())
+    assert result.stdout.strip() == "2", result
+
+
+def test_importing_the_command_line_loads_no_libfuse():
+    """mfusepy settles on a library at import: nothing may import it before fuselib.choose()."""
+    code = "import sys, gitfs.cli; print('mfusepy' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
+
+
+def test_mount_runs_on_libfuse3_and_says_so_in_the_debug_log(remote, mount_gitfs, monkeypatch):
+    monkeypatch.delenv("FUSE_LIBRARY_PATH", raising=False)
+    monkeypatch.delenv("FUSE_LIBRARY_NAME", raising=False)
+    mount = mount_gitfs(remote, log_level="debug")
+    assert (mount.current / "testing").read_text() == "just testing around here\n"
+    (mount.current / "new").write_text("written on libfuse 3\n")
+    wait_for(lambda: "new" in remote.files(), message="the commit on the remote")
+    assert remote.show("new") == b"written on libfuse 3\n"
+    assert mount.stop() == 0
+    lines = [line for line in mount.log_text().splitlines() if "FUSE library:" in line]
+    assert len(lines) == 1 and " DEBUG " in lines[0], lines
+    assert "libfuse 3." in lines[0] and "libfuse3.so" in lines[0], lines[0]
+
+
+def test_mount_with_libfuse2_installed(remote, mount_gitfs, monkeypatch):
+    libfuse2()
+    monkeypatch.delenv("FUSE_LIBRARY_PATH", raising=False)
+    monkeypatch.delenv("FUSE_LIBRARY_NAME", raising=False)
+    mount = mount_gitfs(remote, log_level="debug")
+    (mount.current / "dir").mkdir()
+    (mount.current / "dir" / "file").write_text("both libraries installed\n")
+    wait_for(lambda: "dir/file" in remote.files(), message="the commit on the remote")
+    assert mount.stop() == 0
+    log = mount.log_text()
+    assert "unknown option" not in log
+    assert "FUSE library: libfuse 3." in log
+
+
+def test_fuse_library_path_chosen_by_the_user_is_used(remote, mount_gitfs, monkeypatch):
+    monkeypatch.setenv("FUSE_LIBRARY_PATH", "libfuse3.so.3")
+    mount = mount_gitfs(remote, log_level="debug")
+    assert (mount.current / "testing").exists()
+    assert mount.stop() == 0
+    assert "(FUSE_LIBRARY_PATH=libfuse3.so.3)" in mount.log_text()
+
+
+def test_fuse_library_path_at_libfuse2_is_one_line(remote, tmp_path):
+    env = dict(without_fuse_variables(), FUSE_LIBRARY_PATH=libfuse2())
+    result = run_gitfs(remote, tmp_path, env=env)
+    line = assert_one_line_error(result, "FUSE_LIBRARY_PATH", "libfuse 2.", "GitFS needs libfuse 3")
+    assert "unknown option" not in line
+    assert not (tmp_path / "clone-refused").exists()  # refused before cloning
+
+
+def test_fuse_library_path_at_a_missing_file_is_one_line(remote, tmp_path):
+    missing = tmp_path / "no" / "libfuse3.so.3"
+    env = dict(without_fuse_variables(), FUSE_LIBRARY_PATH=str(missing))
+    result = run_gitfs(remote, tmp_path, env=env)
+    assert_one_line_error(result, f"cannot load FUSE_LIBRARY_PATH={missing}", "No such file")
+
+
+def test_fuse_library_name_not_found_is_one_line(remote, tmp_path):
+    env = dict(without_fuse_variables(), FUSE_LIBRARY_NAME="no-such-fuse")
+    result = run_gitfs(remote, tmp_path, env=env)
+    assert_one_line_error(result, "FUSE_LIBRARY_NAME=no-such-fuse")
+
+
+def test_fuse_library_path_at_a_library_that_is_not_libfuse(remote, tmp_path):
+    libc = ctypes.util.find_library("c")
+    env = dict(without_fuse_variables(), FUSE_LIBRARY_PATH=libc)
+    result = run_gitfs(remote, tmp_path, env=env)
+    assert_one_line_error(result, f"FUSE_LIBRARY_PATH={libc} is not libfuse")
