@@ -5,6 +5,7 @@ The one place where a FatalError becomes one line on stderr and an exit code.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from typing import Optional
 
@@ -52,7 +53,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         if len(positional) != 2:
             raise FatalError("usage: gitfs REMOTE_URL MOUNTPOINT [-o option[=value],...]")
         options = parse_options(positional[0], positional[1], option_strings)
-        options.foreground = options.foreground or foreground
+        if foreground:
+            options = dataclasses.replace(options, foreground=True)
         # libfuse 3 is chosen before anything imports mfusepy, which settles on a library at import.
         library = fuselib.choose()
         try:

@@ -7,10 +7,11 @@ The clone is never deleted: a clone of the same remote at repo_path is reused
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import shutil
-import sys
+from typing import Callable
 
 import pygit2
 
@@ -21,6 +22,8 @@ from gitfs.repo import credentials as credential_files
 from gitfs.repo import remote as remote_ops
 from gitfs.repo.errors import RemoteError, SettingError
 from gitfs.repo.repository import REMOTE_NAME, Repository
+
+log = logging.getLogger(__name__)
 
 
 def default_repo_path(remote_url: str) -> str:
@@ -58,14 +61,16 @@ def credentials_of(options: Options) -> remote_ops.Credentials:
     return credentials
 
 
-def prepare_clone(options: Options, credentials: remote_ops.Credentials, progress=None) -> Repository:
-    """Clone the remote into repo_path, or reuse the clone already there.
+def prepare_clone(options: Options, credentials: remote_ops.Credentials, progress=None,
+                  warn: Callable[[str], None] = log.warning) -> Repository:
+    """Clone the remote into repo_path, or reuse the clone already there. The Repository
+    says what was learnt: the clone's path and the branch it follows.
 
-    `progress` (a progress.CloneProgress) reports a new clone as it arrives."""
+    `progress` (a progress.CloneProgress) reports a new clone as it arrives; `warn`
+    tells the user that the remote cannot be reached and the clone is mounted as it is."""
     path = options.repo_path or default_repo_path(options.remote_url)
-    options.repo_path = path
     if os.path.isdir(os.path.join(path, ".git")):
-        repo = _reuse(path, options, credentials)
+        repo = _reuse(path, options, credentials, warn)
     else:
         if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
             raise FatalError(f"repo_path {path} exists and is not a GitFS clone; choose another repo_path")
@@ -84,11 +89,11 @@ def prepare_clone(options: Options, credentials: remote_ops.Credentials, progres
             shutil.rmtree(path, ignore_errors=True)
             raise FatalError(f"{remote_ops.redact_url(options.remote_url)} is empty: push a first commit to it")
         repo = Repository(path, git.head.shorthand)
-    options.branch = repo.branch
     return repo
 
 
-def _reuse(path: str, options: Options, credentials: remote_ops.Credentials) -> Repository:
+def _reuse(path: str, options: Options, credentials: remote_ops.Credentials,
+           warn: Callable[[str], None]) -> Repository:
     git = pygit2.Repository(path)
     origin = git.remotes[REMOTE_NAME].url if REMOTE_NAME in [r.name for r in git.remotes] else None
     if origin != options.remote_url:
@@ -108,7 +113,7 @@ def _reuse(path: str, options: Options, credentials: remote_ops.Credentials) -> 
         # A wrong password or key, or a host key to check, is for the user to fix now; the clone is kept.
         raise FatalError(str(error)) from None
     except RemoteError as error:
-        print(f"gitfs: warning: {error}; mounting the local clone, changes are pushed later", file=sys.stderr)
+        warn(f"{error}; mounting the local clone, changes are pushed later")
     return repo
 
 
@@ -120,6 +125,6 @@ def _remove_stale_locks(path: str) -> None:
             os.unlink(lock)
 
 
-def check_branch(repo: Repository, options: Options) -> None:
+def check_branch(repo: Repository) -> None:
     if repo.branch_tip() is None:
-        raise FatalError(f"branch {options.branch!r} does not exist in {options.repo_path}")
+        raise FatalError(f"branch {repo.branch!r} does not exist in {repo.path}")

@@ -75,6 +75,14 @@ def startup_error(message: str) -> None:
         logging.getLogger("gitfs").error("cannot mount: %s", message)
 
 
+def startup_warning(message: str) -> None:
+    """A warning before the mount answers: on stderr for the user who ran the command
+    (one line), and in the log."""
+    print(f"gitfs: warning: {message}", file=sys.stderr)
+    if _destination not in STDERR_DESTINATIONS:
+        logging.getLogger("gitfs").warning("%s", message)
+
+
 def _log_thread_crash(args) -> None:
     """A worker that dies must say so in the log, not on a stderr nobody reads."""
     if args.exc_type is SystemExit:

@@ -50,8 +50,9 @@ def run(options: Options, library: FuseLibrary) -> int:
             libgit2.configure(credentials, options.remote_url)
         except SettingError as error:
             raise FatalError(str(error)) from None
-        repo = prepare_clone(options, credentials, CloneProgress(redact_url(options.remote_url)))
-        check_branch(repo, options)
+        repo = prepare_clone(options, credentials, CloneProgress(redact_url(options.remote_url)),
+                             warn=logs.startup_warning)
+        check_branch(repo)
         try:
             install_extra_ignores(repo.path, options.ignore_file, options.hard_ignore)
         except SettingError as error:

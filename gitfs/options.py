@@ -11,6 +11,7 @@ import getpass
 import grp
 import os
 import socket
+import typing
 from typing import Optional
 
 from gitfs.errors import FatalError
@@ -32,7 +33,7 @@ MOUNT_WORD_PREFIXES = ("x-systemd.", "x-", "comment=")
 ALIASES = {"merge_timeout": "sync_timeout", "key": "ssh_key"}
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class Options:
     remote_url: str = ""
     mount_point: str = ""
@@ -79,6 +80,7 @@ class Options:
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Options)}
+_TYPES = typing.get_type_hints(Options)  # the fields' types as types, not annotation strings
 _NOT_OPTIONS = {"remote_url", "mount_point", "read_only"}
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 MAX_CACHE_SIZE = 1_000_000  # views are small; beyond this a typo, not a wish
@@ -105,11 +107,8 @@ def _convert(name: str, raw: str, kind: type):
 
 
 def _kind(name: str) -> type:
-    annotation = _FIELDS[name].type
-    for kind in (bool, int, float):
-        if annotation == kind.__name__:
-            return kind
-    return str
+    kind = _TYPES[name]
+    return kind if kind in (bool, int, float) else str  # Optional[str] and str take the text
 
 
 def split_option_string(text: str) -> list[str]:
@@ -157,8 +156,7 @@ def parse_options(remote_url: str, mount_point: str, option_strings: list[str]) 
             given[name] = _convert(name, raw, kind)
     options = Options(remote_url=remote_url, mount_point=mount_point, read_only=read_only, **given)
     _validate(options)
-    _fill_defaults(options)
-    return options
+    return dataclasses.replace(options, **_defaults(options))
 
 
 def _validate(options: Options) -> None:
@@ -188,26 +186,29 @@ def _validate(options: Options) -> None:
         raise FatalError("missing MOUNTPOINT")
 
 
-def _fill_defaults(options: Options) -> None:
-    options.log_level = "debug" if options.debug else options.log_level.lower()
-    options.history_path = options.history_path.strip("/")
-    options.current_path = options.current_path.strip("/")  # "" puts the tree at the root
-    if not options.user:
-        options.user = getpass.getuser()
-    if not options.group:
+def _defaults(options: Options) -> dict[str, object]:
+    """The values that follow from the options given and the environment."""
+    user = options.user or getpass.getuser()
+    group = options.group
+    if not group:
         try:
-            options.group = grp.getgrgid(os.getegid()).gr_name
+            group = grp.getgrgid(os.getegid()).gr_name
         except KeyError:
-            options.group = str(os.getegid())
-    if not options.commiter_name:
-        options.commiter_name = options.user
-    if not options.commiter_email:
-        options.commiter_email = f"{options.user}@{socket.gethostname()}"
+            group = str(os.getegid())
+    values: dict[str, object] = {
+        "log_level": "debug" if options.debug else options.log_level.lower(),
+        "history_path": options.history_path.strip("/"),
+        "current_path": options.current_path.strip("/"),  # "" puts the tree at the root
+        "user": user, "group": group,
+        "commiter_name": options.commiter_name or user,
+        "commiter_email": options.commiter_email or f"{user}@{socket.gethostname()}",
+        "mount_point": os.path.abspath(options.mount_point),
+    }
     if options.repo_path:
-        options.repo_path = os.path.abspath(os.path.expanduser(options.repo_path))
+        values["repo_path"] = os.path.abspath(os.path.expanduser(options.repo_path))
     if options.log not in ("syslog", "-"):  # the daemon must not depend on the directory it started in
-        options.log = os.path.abspath(os.path.expanduser(options.log))
-    options.mount_point = os.path.abspath(options.mount_point)
+        values["log"] = os.path.abspath(os.path.expanduser(options.log))
+    return values
 
 
 HELP = help_text()  # from the option table shared with the manual page and the README

@@ -86,7 +86,7 @@ class Mount:
         self.sync_worker.start()
         self.fetch_worker.start()
         log.info("mounted %s (branch %s) on %s", remote_ops.redact_url(self.options.remote_url),
-                 self.options.branch, self.options.mount_point)
+                 self.repo.branch, self.options.mount_point)
         if self.on_ready:
             self.on_ready()
 

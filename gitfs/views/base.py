@@ -60,8 +60,8 @@ class View(Operations):
 class ReadOnlyView(View):
     """Every mutating call is EROFS; so is opening for writing."""
 
-    # Spelled out, with fusepy's parameter names (STYLE.md #13, tests/views/test_signatures.py).
-    def create(self, path, mode, fi=None):
+    # Spelled out, with the parameter names the router calls them with (test_signatures.py).
+    def create(self, path, mode, open_flags=None):
         raise FuseOSError(errno.EROFS)
 
     def mkdir(self, path, mode):

@@ -75,9 +75,10 @@ class CurrentView(PassthroughView):
 
     # -- writing files -------------------------------------------------------------
 
-    def create(self, path, mode, fi=None):
+    def create(self, path, mode, open_flags=None):
+        # The router passes the open(2) flags from the raw file info (raw_fi).
         relative = self._new_name(path)
-        flags = ((fi if isinstance(fi, int) else os.O_WRONLY) | os.O_CREAT) & ~os.O_APPEND
+        flags = ((open_flags if isinstance(open_flags, int) else os.O_WRONLY) | os.O_CREAT) & ~os.O_APPEND
         with self.sync_state.mutation():
             try:  # O_EXCL: the mode is applied only to a file this call made
                 fd = os.open(relative, flags | os.O_EXCL, stat.S_IMODE(mode), dir_fd=self.root_fd)

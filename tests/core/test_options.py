@@ -195,3 +195,10 @@ def test_main_reports_bad_options_in_one_line_without_mounting(capsys, tmp_path)
     assert captured.out == ""
     assert captured.err.count("\n") == 1 and "bogus" in captured.err
     assert not os.path.ismount(tmp_path)
+
+
+def test_options_are_frozen_after_parsing():
+    options = parse_options("/srv/remote.git", "/mnt", ["branch=main"])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.branch = "other"  # type: ignore[misc]
+    assert options.branch == "main"

@@ -1,5 +1,5 @@
 """Layer 2: every public method of every view and of the Router is a fusepy operation with
-fusepy's own parameter names (STYLE.md #13). This catches the original's
+fusepy's own parameter names, where they hold what fusepy's name says. This catches the original's
 `ReadOnlyView.write(self, path, fh)` kind of slip, and a misspelt operation name
 that FUSE would never call.
 """
@@ -21,6 +21,9 @@ NOT_OPERATIONS = {
 }
 # mfusepy documents these signatures for raw_fi=True, which GitFS mounts with.
 RAW_FI_SIGNATURES = {"open": ["path", "fi"]}
+# What the Router hands a view where it is not what fusepy's name says: create gets
+# the open(2) flags out of the file info, not the file info itself.
+VIEW_SIGNATURES = {"create": ["path", "mode", "open_flags"]}
 
 
 def view_classes():
@@ -63,7 +66,8 @@ def test_public_methods_are_fuse_operations_with_fusepy_parameter_names(cls):
             continue
         expected = parameter_names(reference)
         actual = parameter_names(method)
-        if actual != expected and not (cls is Router and actual == RAW_FI_SIGNATURES.get(name)):
+        if actual != expected and not (cls is Router and actual == RAW_FI_SIGNATURES.get(name)) and not (
+                cls is not Router and actual == VIEW_SIGNATURES.get(name)):
             problems.append(f"{cls.__name__}.{name}{tuple(actual)}: fusepy has {tuple(expected)}")
     assert not problems, "\n".join(problems)
 
