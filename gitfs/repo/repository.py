@@ -11,6 +11,7 @@ writes (index, commits, refs, working tree); FUSE threads only read objects.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -219,11 +220,15 @@ class Repository:
 
     def stage_paths(self, paths: Iterable[str]) -> None:
         """Make the index match the working tree at each path and below it (staging.py)."""
-        staging.stage_paths(self.git, self.workdir, self.index(), paths)
+        index = self.index()
+        with _undone_on_failure(index):
+            staging.stage_paths(self.git, self.workdir, index, paths)
 
     def stage_everything(self) -> None:
         """Make the index match the whole working tree, as `git add -A` would (staging.py)."""
-        staging.stage_everything(self.git, self.workdir, self.index())
+        index = self.index()
+        with _undone_on_failure(index):
+            staging.stage_everything(self.git, self.workdir, index)
 
     def commit_index(self, message: str, signature: pygit2.Signature) -> Optional[pygit2.Oid]:
         """Commit the index on the branch; None when it equals the tip's tree."""
@@ -245,3 +250,15 @@ class Repository:
                 continue
             paths.append(path)
         return sorted(paths)
+
+
+@contextlib.contextmanager
+def _undone_on_failure(index: pygit2.Index) -> Iterator[None]:
+    """Staging that fails half-way (a full disk) must leave nothing half-done in memory:
+    this thread's index object is kept, and index() reloads it only when the file on
+    disk changed. A cleared index left in memory was once committed as "delete all"."""
+    try:
+        yield
+    except BaseException:
+        index.read(True)  # back to what the index file holds
+        raise
