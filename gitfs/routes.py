@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Pattern
+from re import Pattern
 
 BOUNDARY = r"(?=/|$)"
+DAY = r"\d{4}-\d{2}-\d{2}"  # history/2026-12-03
+COMMIT_FOLDER = r"\d{2}-\d{2}-\d{2}-[0-9a-f]{10}"  # history/DAY/14-32-12-eb18db93bc
 STATUS_DIR = ".gitfs"  # MOUNTPOINT/.gitfs/status, not listed, opens by name
 
 
@@ -23,7 +25,7 @@ def build_routes(*, current_path: str, history_path: str) -> list[Route]:
     history = re.escape(history_path)
     table = [
         (rf"^/{re.escape(STATUS_DIR)}{BOUNDARY}", "status"),
-        (rf"^/{history}/(?P<day>\d{{4}}-\d{{2}}-\d{{2}})/(?P<name>\d{{2}}-\d{{2}}-\d{{2}}-[0-9a-f]{{10}}){BOUNDARY}", "commit"),
+        (rf"^/{history}/(?P<day>{DAY})/(?P<name>{COMMIT_FOLDER}){BOUNDARY}", "commit"),
         (rf"^/{history}/(?P<day>[^/]+){BOUNDARY}", "day"),
         (rf"^/{history}{BOUNDARY}", "history"),
     ]

@@ -14,12 +14,12 @@ import subprocess
 import pygit2
 import pytest
 
-from conftest import git
 from gitfs.repo.credentials import Credentials
 from gitfs.repo.repository import Repository
 from gitfs.sync.jobs import CommitJob
 from gitfs.sync.state import SyncState
 from gitfs.sync.sync_worker import SyncWorker
+from helpers import git
 
 COMMITTER = pygit2.Signature("GitFS", "gitfs@example.com", 1_700_000_000, 0)
 KEEP = ".keep"

@@ -17,7 +17,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, fusermount, gitfs_pids, wait_for
+from helpers import ROOT, fusermount, gitfs_pids, wait_for
 
 BOOT_ENV = {"PYTHONPATH": str(ROOT)}  # no PATH, no HOME: as mount at boot
 

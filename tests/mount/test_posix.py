@@ -7,6 +7,7 @@ records no owner, so GitFS shows the `user`/`group` options for every file.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import stat
 import time
@@ -134,7 +135,7 @@ def test_posix_cases(pair, tmp_path):
         plain.mkdir(parents=True)
         setup(mine)
         setup(plain)
-        got, expected = outcome(lambda: case(mine)), outcome(lambda: case(plain))
+        got, expected = outcome(functools.partial(case, mine)), outcome(functools.partial(case, plain))
         expected = EXPECTED_DIFFERENCES.get(name, expected)
         if got != expected:
             failures.append(f"{name}: GitFS {got!r}, POSIX (the disk) {expected!r}")

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import Remote, commit_with, git, wait_for
+from helpers import Remote, commit_with, git, wait_for
 
 SUBMODULE_SHA = "1234567890abcdef1234567890abcdef12345678"
 CHUNK = 128 * 1024

@@ -5,17 +5,11 @@ daemon mode, and reuse of repo_path across mounts.
 
 import os
 import subprocess
-import sys
 
 import pytest
 
-from conftest import Remote, assert_one_line_error, fusermount, git, gitfs_pids, unmount, wait_for
 from gitfs import __version__
-
-
-def run_gitfs(*args, timeout=60):
-    return subprocess.run([sys.executable, "-m", "gitfs", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout)
+from helpers import Remote, assert_one_line_error, fusermount, git, gitfs_pids, run_gitfs, unmount, wait_for
 
 
 @pytest.fixture

@@ -10,8 +10,7 @@ import json
 import os
 import time
 
-
-from conftest import commit_with, git, wait_for
+from helpers import commit_with, git, wait_for
 
 
 def merges(remote):

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import git, wait_for
+from helpers import git, wait_for
 
 INITIAL = "Initial test commit"
 

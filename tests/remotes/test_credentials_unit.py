@@ -8,8 +8,7 @@ import pytest
 
 from gitfs.errors import FatalError
 from gitfs.options import HELP, parse_options
-from gitfs.repo.credentials import (Credentials, check, host_and_port, host_is_known, key_is_encrypted,
-                                    transport_of)
+from gitfs.repo.credentials import Credentials, check, host_and_port, host_is_known, key_is_encrypted, transport_of
 from gitfs.repo.errors import RemoteError
 from gitfs.repo.remote import redact_url
 

@@ -13,12 +13,12 @@ import threading
 import pytest
 from mfusepy import FuseOSError
 
-from conftest import git
 from gitfs.handles import HandleTable
 from gitfs.sync.jobs import CommitJob
 from gitfs.sync.state import SyncState
 from gitfs.views.base import Owner
 from gitfs.views.current import CurrentView
+from helpers import git
 
 MiB = 1024 * 1024
 

@@ -54,7 +54,7 @@ def test_overridden_and_called_methods_keep_their_signatures():
 
 
 def test_the_readdir_callback_and_filler_prototypes():
-    fields = dict((field[0], field[1]) for field in mfusepy.fuse_operations._fields_)
+    fields = {field[0]: field[1] for field in mfusepy.fuse_operations._fields_}
     assert fields["readdir"]._argtypes_ == (
         ctypes.c_char_p, ctypes.c_void_p, mfusepy.fuse_fill_dir_t, mfusepy.c_off_t,
         ctypes.POINTER(mfusepy.fuse_file_info), ctypes.c_int)

@@ -9,7 +9,6 @@ import stat
 import pytest
 from mfusepy import FuseOSError
 
-from conftest import Remote, commit_with, git
 from gitfs.handles import HandleTable
 from gitfs.repo.days import CommitDays
 from gitfs.repo.repository import Repository
@@ -18,6 +17,7 @@ from gitfs.views.base import NS, Owner
 from gitfs.views.commit import CommitView
 from gitfs.views.history import HistoryView
 from gitfs.views.index import IndexView
+from helpers import Remote, commit_with, git
 
 OWNER = Owner(1234, 5678)
 MUTATIONS = [
