@@ -1,4 +1,4 @@
-"""Layer 3: logging (issue 4): log=FILE and log=- with log_level and debug; one line per
+"""Layer 3: logging: log=FILE and log=- with log_level and debug; one line per
 event with time, thread and message; no line per FUSE call below debug level; startup
 errors always reach stderr, and the log too.
 

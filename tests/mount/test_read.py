@@ -1,4 +1,4 @@
-"""Layer 3: reading a real mount (issue 2, "Reading"): the root, current/ and history/,
+"""Layer 3: reading a real mount: the root, current/ and history/,
 driven by the os module and real programs (du, cp). Every test mounts a fresh
 bare remote with the conftest `mount_gitfs` fixture.
 """

@@ -1,4 +1,4 @@
-"""Layer 3: starting GitFS (issue 2, "Command line"): which branch is mounted, every
+"""Layer 3: starting GitFS from the command line: which branch is mounted, every
 startup error as the user sees it (`python -m gitfs` in a subprocess), the
 daemon mode, and reuse of repo_path across mounts.
 """

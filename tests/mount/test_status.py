@@ -1,4 +1,4 @@
-"""Layer 3: the sync status a user sees without reading logs (issue 4): MOUNTPOINT/.gitfs/status,
+"""Layer 3: the sync status a user sees without reading logs: MOUNTPOINT/.gitfs/status,
 `gitfs status MOUNTPOINT`, and SIGUSR1 ("sync now") to the daemon.
 """
 

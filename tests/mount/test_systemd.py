@@ -1,4 +1,4 @@
-"""Layer 3: systemd's Type=notify protocol (issue 4): the daemon sends READY=1 to
+"""Layer 3: systemd's Type=notify protocol: the daemon sends READY=1 to
 $NOTIFY_SOCKET once the mount answers, in foreground and daemon mode, without a
 systemd library. The socket is the test's own unix datagram socket.
 """

@@ -1,4 +1,4 @@
-"""Issue 7, without servers: URL parsing, known_hosts lookup, key files, options."""
+"""Remote credentials without servers: URL parsing, known_hosts lookup, key files, options."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 7: smart HTTP(S) (nginx + fcgiwrap + git http-backend, basic auth) and git:// (git daemon).
+"""Remotes over smart HTTP(S) (nginx + fcgiwrap + git http-backend, basic auth) and git:// (git daemon).
 
 Passwords come from password_file, $GITFS_PASSWORD or password=; HTTPS trusts a
 test CA through ssl_ca_file. A secret never reaches the log, the status file, the

@@ -1,4 +1,4 @@
-"""Issue 7: mounting over SSH against a real OpenSSH server on 127.0.0.1 (fixture `sshd`).
+"""Mounting over SSH against a real OpenSSH server on 127.0.0.1 (fixture `sshd`).
 
 Keys: a key file, a key with a passphrase (file or option), the agent, the default
 ~/.ssh/id_* keys; refusals: wrong key, wrong passphrase, unknown and changed host

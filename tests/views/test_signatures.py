@@ -1,5 +1,6 @@
 """Layer 2: every public method of every view and of the Router is a fusepy operation with
-fusepy's own parameter names (STYLE.md #13). This catches the original's
+fusepy's own parameter names (mfusepy calls operations by name, and a view method whose
+name or parameters differ is never called or gets the wrong arguments). This catches the original's
 `ReadOnlyView.write(self, path, fh)` kind of slip, and a misspelt operation name
 that FUSE would never call.
 """
