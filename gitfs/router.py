@@ -54,7 +54,9 @@ class Router(Operations):
         self._view = functools.lru_cache(maxsize=cache_size)(self._new_view)
 
     def _new_view(self, kind: str, prefix: str):
-        groups = self._patterns[kind].match(prefix).groupdict()
+        match = self._patterns[kind].match(prefix)
+        assert match is not None, (kind, prefix)  # resolve() found prefix with this very pattern
+        groups = match.groupdict()
         return self._make_view(kind, prefix, tuple(sorted(groups.items())))
 
     def resolve(self, path: str):

@@ -178,13 +178,15 @@ _applied: dict[str, object] = {}
 def apply_global_settings(credentials: Credentials, url: str) -> None:
     """libgit2's process-wide settings: timeouts, known_hosts location, extra CA. Idempotent."""
     if not _applied.get("timeouts"):
-        pygit2.option(pygit2.GIT_OPT_SET_SERVER_CONNECT_TIMEOUT, CONNECT_TIMEOUT_MS)
-        pygit2.option(pygit2.GIT_OPT_SET_SERVER_TIMEOUT, SERVER_TIMEOUT_MS)
+        # pygit2's stubs type option() for its enums.Option only; the GIT_OPT_* ints it also
+        # takes are the ones every supported pygit2 (>= 1.14) has.
+        pygit2.option(pygit2.GIT_OPT_SET_SERVER_CONNECT_TIMEOUT, CONNECT_TIMEOUT_MS)  # type: ignore[call-overload]
+        pygit2.option(pygit2.GIT_OPT_SET_SERVER_TIMEOUT, SERVER_TIMEOUT_MS)  # type: ignore[call-overload]
         _applied["timeouts"] = True
     if transport_of(url) == "ssh":
         home = ssh_home_for(credentials)
         if _applied.get("homedir") != home:
-            pygit2.option(pygit2.GIT_OPT_SET_HOMEDIR, home)
+            pygit2.option(pygit2.GIT_OPT_SET_HOMEDIR, home)  # type: ignore[call-overload]
             _applied["homedir"] = home
     if credentials.ssl_ca_file and _applied.get("ca") != credentials.ssl_ca_file:
         pygit2.settings.set_ssl_cert_locations(os.path.abspath(credentials.ssl_ca_file), None)
