@@ -50,7 +50,8 @@ setup(
     ],
     extras_require={
         "test": ["pytest>=7"],
-        "lint": ["ruff>=0.4"],
+        # Minor versions pinned: new ruff and mypy releases add and change checks.
+        "lint": ["ruff>=0.17,<0.18", "mypy>=2.4,<2.5"],
     },
     entry_points={
         "console_scripts": ["gitfs = gitfs.cli:main"],
