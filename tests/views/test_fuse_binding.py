@@ -17,7 +17,7 @@ import inspect
 import mfusepy
 import pytest
 
-from gitfs.fuse_binding import FUSE_FILL_DIR_PLUS, FUSE_READDIR_PLUS, GitFSFUSE
+from gitfs.fuse_binding import FUSE_CAP_READDIRPLUS_AUTO, FUSE_FILL_DIR_PLUS, FUSE_READDIR_PLUS, GitFSFUSE
 
 READDIR_FUSE_3 = ["self", "path", "buf", "filler", "offset", "fip", "flags"]
 
@@ -32,6 +32,13 @@ def test_libfuse_3_so_the_override_exists():
     # GitFSFUSE only defines readdir_fuse_3 under libfuse 3, which GitFS requires.
     assert mfusepy.fuse_version_major == 3
     assert "readdir_fuse_3" in GitFSFUSE.__dict__
+
+
+def test_libfuse_flag_values():
+    # libfuse 3's fuse.h and fuse_common.h; mfusepy only mentions them in comments.
+    assert FUSE_READDIR_PLUS == 1 << 0  # enum fuse_readdir_flags
+    assert FUSE_FILL_DIR_PLUS == 1 << 1  # enum fuse_fill_dir_flags
+    assert FUSE_CAP_READDIRPLUS_AUTO == 1 << 14
 
 
 def test_fuse_init_picks_the_suffixed_callback_and_sets_the_attributes_used():
