@@ -35,8 +35,8 @@ def git(*args, cwd=None, check=True, env=None) -> str:
 
 
 def wait_for(predicate, timeout=15.0, interval=0.05, message="condition"):
-    """Poll observable state (a file, the remote, the status file; never log text) until it holds,
-    failing the test after `timeout` s; returns the predicate's value."""
+    """Poll observable state (a file, the remote, the status file) until it holds, failing the
+    test after `timeout` s; returns the predicate's value."""
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
