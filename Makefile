@@ -1,4 +1,4 @@
-# GitFS developer tasks. CI runs `make test` (see .ci/run, which installs dependencies first).
+# GitFS developer tasks. CI runs `make test` and `make lint` (see .ci/run, which installs dependencies first).
 
 PYTHON ?= python3
 # Extra pytest arguments, e.g. `make test PYTEST_ARGS="-k history -x"`.
@@ -8,7 +8,7 @@ PIP_ARGS ?=
 # No cache provider: no .pytest_cache left in the tree (CI runs from a fresh, read-mostly clone).
 PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
 
-.PHONY: deps install test test-stress bench demo lint man deb clean
+.PHONY: deps install test test-stress bench demo lint typecheck man deb clean
 
 install:
 	$(PYTHON) -m pip install $(PIP_ARGS) -e '.[test]'
@@ -31,9 +31,16 @@ bench:
 demo:
 	bash demo/demo.sh
 
-# Needs ruff: pip install -e '.[lint]'.
-lint:
-	$(PYTHON) -m ruff check gitfs tests
+# ruff (ruff.toml) on gitfs and tests, then mypy (mypy.ini) on gitfs. Both at the versions
+# setup.py's `lint` extra pins, which .ci/install-deps installs (or: pip install -e '.[lint]');
+# ruff.toml's required-version refuses any other ruff. No caches are left in the tree.
+lint: deps
+	$(PYTHON) -m ruff check --no-cache gitfs tests
+	$(MAKE) --no-print-directory typecheck GITFS_DEPS_READY=1
+
+typecheck: deps
+	$(PYTHON) -m mypy --version
+	$(PYTHON) -m mypy --cache-dir=/dev/null
 
 # The manual page (build/gitfs.1) and the README's option table, both from gitfs/optiontable.py
 # (which gitfs --help prints too). The Debian package builds its own copy of the page.
@@ -48,7 +55,7 @@ deb:
 
 # Keeps *.egg-info: the editable install (make install, .ci/run) needs it.
 clean:
-	rm -rf build dist .pytest_cache .pybuild
+	rm -rf build dist .pytest_cache .ruff_cache .mypy_cache .pybuild
 	find . -path ./.git -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
 	rm -rf debian/gitfs debian/.debhelper debian/files debian/*.substvars \
 		debian/*.debhelper.log debian/debhelper-build-stamp

@@ -1,7 +1,9 @@
 """Packaging for GitFS.
 
-Requirements are loose lower bounds, never `==` pins: exact pins in the original
-gitfs caused install conflicts with distribution packages (its issues #267-#273, #322).
+Requirements are loose lower bounds, never `==` pins: the original gitfs pinned exact
+versions, which conflicted with the versions distributions package, so it would not
+install beside them. The `lint` extra is the exception: it pins the linters' minor
+versions, so that `make lint` gives the same verdict on every machine.
 """
 
 import os
@@ -48,7 +50,8 @@ setup(
     ],
     extras_require={
         "test": ["pytest>=7"],
-        "lint": ["ruff>=0.4"],
+        # Minor versions pinned: new ruff and mypy releases add and change checks.
+        "lint": ["ruff>=0.17,<0.18", "mypy>=2.4,<2.5"],
     },
     entry_points={
         "console_scripts": ["gitfs = gitfs.cli:main"],

@@ -15,8 +15,9 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+from collections.abc import MutableMapping
 from dataclasses import dataclass
-from typing import MutableMapping, Optional
+from typing import Optional
 
 from gitfs.errors import FatalError
 

@@ -74,7 +74,7 @@ def _set_open_files_limit(limit: int) -> None:
 
 
 def _serve(options, repo, owner, credentials, on_ready) -> int:
-    from gitfs.router import GitFSFUSE  # mfusepy's FUSE, answering READDIRPLUS
+    from gitfs.fuse_binding import GitFSFUSE  # mfusepy's FUSE, answering READDIRPLUS
 
     mount = Mount(options, repo, owner, credentials, on_ready=on_ready)
     _sync_on_sigusr1(mount.sync_worker.sync_now)

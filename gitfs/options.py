@@ -12,7 +12,7 @@ import grp
 import os
 import socket
 import typing
-from typing import Optional
+from typing import Any, Optional
 
 from gitfs.errors import FatalError
 from gitfs.optiontable import help_text
@@ -131,7 +131,7 @@ def split_option_string(text: str) -> list[str]:
 
 def parse_options(remote_url: str, mount_point: str, option_strings: list[str]) -> Options:
     """Build Options from the positional arguments and every `-o` string given."""
-    given: dict[str, object] = {}
+    given: dict[str, Any] = {}
     read_only = False
     for text in option_strings:
         for item in split_option_string(text):
@@ -186,7 +186,7 @@ def _validate(options: Options) -> None:
         raise FatalError("missing MOUNTPOINT")
 
 
-def _defaults(options: Options) -> dict[str, object]:
+def _defaults(options: Options) -> dict[str, Any]:
     """The values that follow from the options given and the environment."""
     user = options.user or getpass.getuser()
     group = options.group
@@ -195,7 +195,7 @@ def _defaults(options: Options) -> dict[str, object]:
             group = grp.getgrgid(os.getegid()).gr_name
         except KeyError:
             group = str(os.getegid())
-    values: dict[str, object] = {
+    values: dict[str, Any] = {
         "log_level": "debug" if options.debug else options.log_level.lower(),
         "history_path": options.history_path.strip("/"),
         "current_path": options.current_path.strip("/"),  # "" puts the tree at the root

@@ -4,9 +4,9 @@ Each route builds its view from the matched prefix (see routes.py); views are
 kept in an LRU keyed by (route, matched prefix). Views hold no per-open-file state, so
 evicting one never loses an open file (that lives in the HandleTable).
 
-Performance (issue 6): one FUSE round trip costs ~40 µs in this binding, far
-more than any lookup GitFS does, so the levers are fewer round trips:
-`GitFSFUSE` answers READDIRPLUS with full attributes for the read-only views
+Performance: one FUSE round trip costs ~40 µs in this binding, far more than
+any lookup GitFS does, so the levers are fewer round trips: `readdir_with_attrs`
+gives GitFSFUSE (gitfs/fuse_binding.py) full attributes for the read-only views
 that can give them cheaply (history/, days, commit folders), so `ls -l` and
 `ls -R` need no LOOKUP per entry; `init_with_config` sets the kernel cache
 timeouts and asks for READDIRPLUS on every readdir call.
@@ -14,15 +14,14 @@ timeouts and asks for READDIRPLUS on every readdir call.
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import functools
 import logging
 from typing import Callable
 
-import mfusepy
 from mfusepy import FuseOSError, Operations
 
+from gitfs.fuse_binding import FUSE_CAP_READDIRPLUS_AUTO
 from gitfs.routes import Route
 
 log = logging.getLogger(__name__)
@@ -37,9 +36,6 @@ log = logging.getLogger(__name__)
 ENTRY_TIMEOUT = 1.0
 ATTR_TIMEOUT = 1.0
 NEGATIVE_TIMEOUT = 0.0
-FUSE_CAP_READDIRPLUS_AUTO = 1 << 14  # fuse_common.h; cleared: every readdir call is "plus"
-FUSE_READDIR_PLUS = 1  # enum fuse_readdir_flags
-FUSE_FILL_DIR_PLUS = 2  # enum fuse_fill_dir_flags
 
 
 class Router(Operations):
@@ -59,7 +55,9 @@ class Router(Operations):
 
     def _new_view(self, number: int, prefix: str):
         route = self.routes[number]
-        return route.build(route.pattern.match(prefix).groupdict())
+        match = route.pattern.match(prefix)
+        assert match is not None, (route.name, prefix)  # resolve() found prefix with this very pattern
+        return route.build(match.groupdict())
 
     def resolve(self, path: str):
         """(view, path relative to the view) for a mount path."""
@@ -115,10 +113,10 @@ class Router(Operations):
     def readdir(self, path, fh):
         return self._call("readdir", path, fh)
 
-    def _readdir_plus(self, path: str, fh):
+    def readdir_with_attrs(self, path: str, fh):
         """[(name, attrs or None)] where the view can give attributes cheaply, else readdir's names."""
         view, relative = self.resolve(path)
-        plus = getattr(view, "_readdir_plus", None)
+        plus = getattr(view, "readdir_with_attrs", None)
         if plus is None:
             return view.readdir(relative, fh)
         return plus(relative)
@@ -202,61 +200,6 @@ class Router(Operations):
 
     def release(self, path, fh):
         return self._call("release", path, fh.fh)
-
-
-# -- the FUSE binding ------------------------------------------------------------------
-
-class GitFSFUSE(mfusepy.FUSE):
-    """mfusepy's FUSE with READDIRPLUS answered (mfusepy always fills names only).
-
-    With a stat per entry and FUSE_FILL_DIR_PLUS, libfuse hands the kernel the
-    entry and its attributes in the READDIRPLUS reply, so the `lstat` that `ls -l`
-    and `ls -R` make of every entry is answered from the kernel's cache, without a
-    LOOKUP round trip. libfuse 3.14 drops the attributes of entries filled with
-    offset 0 (its buffered mode), so entries carry their position as offset and a
-    call resumes at the offset asked; the listing of a big directory is kept for
-    the calls that follow its first. Only with libfuse 3; elsewhere mfusepy's
-    readdir runs.
-    """
-
-    LISTINGS = 16  # directories whose listing is kept between the calls that read it
-
-    if mfusepy.fuse_version_major == 3:
-        def readdir_fuse_3(self, path, buf, filler, offset, fip, flags):
-            if not flags & FUSE_READDIR_PLUS:
-                return self._readdir(path, buf, filler, offset, fip)
-            decoded = path.decode(self.encoding, self.errors)
-            listings = self.__dict__.setdefault("_listings", {})
-            items = listings.get(decoded) if offset else None
-            if items is None:
-                items = self.operations._readdir_plus(decoded, fip.contents.fh)
-            encoding, errors, use_ns = self.encoding, self.errors, self.use_ns
-            stats: dict[int, mfusepy.c_stat] = {}  # attrs dicts are often shared: fill each once
-            position = offset
-            for item in items[offset:]:
-                position += 1
-                if isinstance(item, str):
-                    name, attrs = item, None
-                else:
-                    name, attrs = item[0], item[1]
-                if attrs is None:
-                    full = filler(buf, name.encode(encoding, errors), None, position, 0)
-                else:
-                    st = stats.get(id(attrs))
-                    if st is None:
-                        st = stats[id(attrs)] = mfusepy.c_stat()
-                        mfusepy.set_st_attrs(st, attrs, use_ns=use_ns)
-                    full = filler(buf, name.encode(encoding, errors), ctypes.byref(st), position, FUSE_FILL_DIR_PLUS)
-                if full:  # the kernel's buffer is full: it asks again from this entry's offset
-                    break
-            if not offset:
-                # Kept for the calls that follow (the next page, and the last one that finds
-                # the end): they come at once, on the same open directory, and an offset > 0
-                # is only ever asked after an offset 0 that refreshed this.
-                if len(listings) >= self.LISTINGS:
-                    listings.clear()
-                listings[decoded] = items
-            return 0
 
 
 def _skip_flush(fi) -> None:

@@ -7,10 +7,14 @@ route builds its view from the regex's named groups, through the mount's ViewFac
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Pattern, Protocol
+from re import Pattern
+from typing import Any, Protocol
 
 BOUNDARY = r"(?=/|$)"
+DAY = r"\d{4}-\d{2}-\d{2}"  # history/2026-12-03
+COMMIT_FOLDER = r"\d{2}-\d{2}-\d{2}-[0-9a-f]{10}"  # history/DAY/14-32-12-eb18db93bc
 STATUS_DIR = ".gitfs"  # MOUNTPOINT/.gitfs/status, not listed, opens by name
 
 
@@ -34,11 +38,9 @@ class Route:
 
 def build_routes(views: ViewFactory, *, current_path: str, history_path: str) -> list[Route]:
     history = re.escape(history_path)
-    day = r"(?P<day>\d{4}-\d{2}-\d{2})"
-    commit = r"(?P<name>\d{2}-\d{2}-\d{2}-[0-9a-f]{10})"
     table: list[tuple[str, str, Callable[[dict[str, str]], Any]]] = [
         (rf"^/{re.escape(STATUS_DIR)}{BOUNDARY}", "status", lambda groups: views.status()),
-        (rf"^/{history}/{day}/{commit}{BOUNDARY}", "commit",
+        (rf"^/{history}/(?P<day>{DAY})/(?P<name>{COMMIT_FOLDER}){BOUNDARY}", "commit",
          lambda groups: views.commit(groups["day"], groups["name"])),
         (rf"^/{history}/(?P<day>[^/]+){BOUNDARY}", "day", lambda groups: views.day(groups["day"])),
         (rf"^/{history}{BOUNDARY}", "history", lambda groups: views.history()),

@@ -98,13 +98,15 @@ class Mount:
         self.sync_worker.stop(timeout=UNMOUNT_PUSH_SECONDS + 10)
         log.info("unmounted %s", self.options.mount_point)
 
-    def fuse_options(self) -> dict:
+    def fuse_options(self) -> dict[str, object]:
         options = self.options
-        fuse_kwargs = dict(foreground=True, fsname=remote_ops.redact_url(options.remote_url).replace(",", "_"),
-                           subtype="gitfs", allow_other=options.allow_other,
-                           allow_root=options.allow_root and not options.allow_other,
-                           # Explicit: libfuse 3.14 prints a bogus warning for its own default.
-                           max_threads=16, max_idle_threads=8)
+        fuse_kwargs: dict[str, object] = {
+            "foreground": True, "fsname": remote_ops.redact_url(options.remote_url).replace(",", "_"),
+            "subtype": "gitfs", "allow_other": options.allow_other,
+            "allow_root": options.allow_root and not options.allow_other,
+            # Explicit: libfuse 3.14 prints a bogus warning for its own default.
+            "max_threads": 16, "max_idle_threads": 8,
+        }
         if options.allow_other:
             fuse_kwargs["default_permissions"] = True
         if options.read_only:

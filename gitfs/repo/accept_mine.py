@@ -8,6 +8,7 @@ whole file wins, byte for byte; where the local commit deleted it, it goes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import pygit2
 
@@ -32,7 +33,7 @@ def replay_local_commits(repo: Repository, local: pygit2.Oid, remote: pygit2.Oid
     walker.hide(remote)
     result = Replay(remote)
     for commit in walker:
-        base_tree = commit.parents[0].tree if commit.parents else git[git.TreeBuilder().write()]
+        base_tree = commit.parents[0].tree if commit.parents else cast(pygit2.Tree, git[git.TreeBuilder().write()])
         onto_tree = git[result.tip].tree
         index = git.merge_trees(base_tree, onto_tree, commit.tree)
         if index.conflicts is not None:

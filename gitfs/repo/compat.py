@@ -11,24 +11,25 @@ from __future__ import annotations
 
 import enum
 import os
+from typing import cast
 
 import pygit2
 
 try:
     from pygit2.enums import CredentialType, DeltaStatus, FileStatus, SortMode
 except ImportError:  # pygit2 < 1.14: the same values, libgit2's own (stable across releases)
-    class CredentialType(enum.IntFlag):  # git_credential_t
+    class CredentialType(enum.IntFlag):  # type: ignore[no-redef]  # git_credential_t
         USERPASS_PLAINTEXT = 1 << 0
         SSH_KEY = 1 << 1
         USERNAME = 1 << 5
 
-    class DeltaStatus(enum.IntEnum):  # git_delta_t
+    class DeltaStatus(enum.IntEnum):  # type: ignore[no-redef]  # git_delta_t
         DELETED = 2
 
-    class FileStatus(enum.IntFlag):  # git_status_t
+    class FileStatus(enum.IntFlag):  # type: ignore[no-redef]  # git_status_t
         IGNORED = 1 << 14
 
-    class SortMode(enum.IntFlag):  # git_sort_t
+    class SortMode(enum.IntFlag):  # type: ignore[no-redef]  # git_sort_t
         TOPOLOGICAL = 1 << 0
         TIME = 1 << 1
         REVERSE = 1 << 2
@@ -54,7 +55,7 @@ def blob_size(git: pygit2.Repository, oid: pygit2.Oid) -> int:
     read_header = getattr(git.odb, "read_header", None)
     if read_header is not None:
         return read_header(oid)[1]
-    return git[oid].size  # older pygit2: reads the whole object
+    return cast(pygit2.Blob, git[oid]).size  # older pygit2: reads the whole object
 
 
 def remove_directory(index: pygit2.Index, path: str) -> None:

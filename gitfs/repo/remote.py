@@ -117,35 +117,45 @@ def clone(url: str, path: str, branch: Optional[str], credentials: Credentials, 
         raise _failure(error, "clone of", url) from None
 
 
+def _origin(repo: Repository) -> tuple[pygit2.Remote, str]:
+    """The clone's remote and its URL (the clone always records one)."""
+    remote = repo.git.remotes[REMOTE_NAME]
+    if remote.url is None:
+        raise RemoteError(f"the clone's remote {REMOTE_NAME!r} has no URL")
+    return remote, remote.url
+
+
 def fetch(repo: Repository, credentials: Credentials) -> Optional[pygit2.Oid]:
     """Fetch the branch into its remote-tracking ref; the remote tip, or None if the branch is gone."""
-    remote = repo.git.remotes[REMOTE_NAME]
+    remote, url = _origin(repo)
     refspec = f"+{branch_ref(repo.branch)}:{remote_ref(repo.branch)}"
     try:
-        remote.fetch([refspec], callbacks=_Callbacks(credentials, remote.url))
+        remote.fetch([refspec], callbacks=_Callbacks(credentials, url))
     except _ERRORS as error:
         if "couldn't find remote ref" in _describe(error):
             return None
-        raise _failure(error, "fetch from", remote.url) from None
+        raise _failure(error, "fetch from", url) from None
     return repo.remote_tip()
 
 
 def push(repo: Repository, credentials: Credentials) -> pygit2.Oid:
     """Push the branch without force; PushRejected if the server refuses it."""
-    remote = repo.git.remotes[REMOTE_NAME]
+    remote, url = _origin(repo)
     tip = repo.branch_tip()
+    if tip is None:
+        raise RemoteError(f"push to {redact_url(url)} failed: the clone has no branch {repo.branch!r}")
     ref = branch_ref(repo.branch)
-    callbacks = _Callbacks(credentials, remote.url)
+    callbacks = _Callbacks(credentials, url)
     try:
         remote.push([f"{ref}:{ref}"], callbacks=callbacks)
     except _ERRORS as error:
         message = _describe(error)
         if not isinstance(error, RemoteError) and (
                 "non-fast-forward" in message or "not present locally" in message or "rejected" in message):
-            raise PushRejected(f"push to {redact_url(remote.url)} rejected: {message}") from None
-        raise _failure(error, "push to", remote.url) from None
+            raise PushRejected(f"push to {redact_url(url)} rejected: {message}") from None
+        raise _failure(error, "push to", url) from None
     if callbacks.rejected:
         reason = "; ".join(callbacks.rejected.values())
-        raise PushRejected(f"push to {redact_url(remote.url)} rejected: {reason}")
+        raise PushRejected(f"push to {redact_url(url)} rejected: {reason}")
     repo.set_remote_tip(tip)
     return tip

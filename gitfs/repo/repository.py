@@ -15,16 +15,24 @@ import contextlib
 import logging
 import os
 import threading
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Optional
+from typing import Optional, cast
 
 import pygit2
 
 from gitfs.repo import compat, staging
 from gitfs.repo.compat import FileStatus, SortMode
-from gitfs.repo.filemodes import (FILEMODE_BLOB, FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK,  # noqa: F401
-                                  FILEMODE_TREE, GIT_DIR, KEEP_FILE)
 from gitfs.repo.errors import GitCoreError, NotADirectory, PathNotFound
+from gitfs.repo.filemodes import (  # noqa: F401
+    FILEMODE_BLOB,
+    FILEMODE_COMMIT,
+    FILEMODE_EXEC,
+    FILEMODE_LINK,
+    FILEMODE_TREE,
+    GIT_DIR,
+    KEEP_FILE,
+)
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +121,7 @@ class Repository:
 
     def _ref_target(self, name: str) -> Optional[pygit2.Oid]:
         ref = self.git.references.get(name)
-        return ref.resolve().target if ref is not None else None
+        return cast(pygit2.Oid, ref.resolve().target) if ref is not None else None  # a direct ref: an Oid
 
     def set_branch_tip(self, oid: pygit2.Oid, message: str) -> None:
         self.git.create_reference(branch_ref(self.branch), oid, force=True, message=message)
@@ -137,7 +145,7 @@ class Repository:
     # -- reading commits and trees ---------------------------------------
 
     def commit_time(self, oid: pygit2.Oid) -> int:
-        return self.git[oid].commit_time
+        return self._commit(oid).commit_time
 
     def walk_commits(self, tip: pygit2.Oid, hide: Optional[pygit2.Oid] = None) -> Iterator[tuple[pygit2.Oid, int]]:
         """(oid, committer time) of every commit reachable from tip, newest first."""
@@ -149,7 +157,13 @@ class Repository:
             yield commit.id, commit.commit_time
 
     def root_tree(self, commit_oid: pygit2.Oid) -> pygit2.Oid:
-        return self.git[commit_oid].tree_id
+        return self._commit(commit_oid).tree_id
+
+    def _commit(self, oid: pygit2.Oid) -> pygit2.Commit:
+        return cast(pygit2.Commit, self.git[oid])
+
+    def _tree(self, oid: pygit2.Oid) -> pygit2.Tree:
+        return cast(pygit2.Tree, self.git[oid])
 
     def tree_item(self, commit_oid: pygit2.Oid, parts: Iterable[str], *,
                   root: Optional[pygit2.Oid] = None) -> TreeItem:
@@ -158,14 +172,13 @@ class Repository:
         Walks one component at a time: O(depth), never a scan of the tree. `root`, the
         commit's tree oid if the caller knows it, saves parsing the commit.
         """
-        git = self.git
-        tree_oid = root if root is not None else git[commit_oid].tree_id
+        tree_oid = root if root is not None else self._commit(commit_oid).tree_id
         item = TreeItem("", FILEMODE_TREE, tree_oid)
         tree = None
         for part in parts:
             if item.mode != FILEMODE_TREE:
                 raise NotADirectory(part)
-            tree = git[item.oid] if tree is None else tree
+            tree = self._tree(item.oid) if tree is None else tree
             try:
                 entry = tree[part]
             except KeyError:
@@ -187,15 +200,15 @@ class Repository:
         return size
 
     def list_tree(self, tree_oid: pygit2.Oid) -> list[str]:
-        return [entry.name for entry in self.git[tree_oid]]
+        return [cast(str, entry.name) for entry in self._tree(tree_oid)]  # a tree's entries are named
 
     def list_tree_items(self, tree_oid: pygit2.Oid, *, sizes: bool = False) -> list[TreeItem]:
         """Every entry of a tree; with sizes=True, blobs and links carry their size."""
         items = []
-        for entry in self.git[tree_oid]:
+        for entry in self._tree(tree_oid):
             mode = entry.filemode
             size = self.blob_size(entry.id) if sizes and mode in (FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK) else 0
-            items.append(TreeItem(entry.name, mode, entry.id, size))
+            items.append(TreeItem(cast(str, entry.name), mode, entry.id, size))
         return items
 
     def blob_bytes(self, oid: pygit2.Oid) -> bytes:

@@ -16,7 +16,8 @@ from __future__ import annotations
 import bisect
 import os
 import stat
-from typing import Iterable, Iterator, Optional
+from collections.abc import Iterable, Iterator
+from typing import Optional
 
 import pygit2
 
@@ -128,7 +129,8 @@ class _Stager:
             with os.fdopen(fd, "rb") as handle:
                 data = handle.read()
             mode = FILEMODE_EXEC if st.st_mode & 0o100 else FILEMODE_BLOB
-        self.index.add(pygit2.IndexEntry(relative, self.git.create_blob(data), mode))
+        # An int mode: pygit2 before 1.14 has no FileMode enum to give.
+        self.index.add(pygit2.IndexEntry(relative, self.git.create_blob(data), mode))  # type: ignore[arg-type]
 
     def _files_below(self, relative: str) -> Iterator[str]:
         """Every file and link below a folder ("" for the root), `.git` left out."""

@@ -12,6 +12,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
+from typing import cast
 
 import pygit2
 
@@ -34,8 +35,8 @@ class TreeChanges:
 
 def tree_changes(repo: Repository, old_tree: pygit2.Oid | None, new_tree: pygit2.Oid) -> TreeChanges:
     git = repo.git
-    new = git[new_tree]
-    diff = git[old_tree].diff_to_tree(new) if old_tree is not None else new.diff_to_tree(swap=True)
+    new = cast(pygit2.Tree, git[new_tree])
+    diff = cast(pygit2.Tree, git[old_tree]).diff_to_tree(new) if old_tree is not None else new.diff_to_tree(swap=True)
     changes = TreeChanges()
     for delta in diff.deltas:
         if delta.status == _DELETED:
@@ -56,7 +57,7 @@ def apply_changes(repo: Repository, changes: TreeChanges) -> None:
     for entry in changes.writes:
         if entry.mode == FILEMODE_COMMIT:
             continue  # submodules are not checked out
-        _write_file(repo, entry.path, entry.mode, git[entry.id].data)
+        _write_file(repo, entry.path, entry.mode, cast(pygit2.Blob, git[entry.id]).data)
         index.add(entry.path)
     index.write()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 
 def _now() -> str:
@@ -22,7 +22,7 @@ class SyncStatus:
     def __init__(self, *, remote: str, branch: str, pending: Callable[[], dict]):
         self._lock = threading.Lock()
         self._pending = pending
-        self._state = {
+        self._state: dict[str, Any] = {
             "remote": remote, "branch": branch,
             "last_fetch": None, "last_push": None, "last_error": None, "conflicts": [],
         }

@@ -14,7 +14,7 @@ import logging
 import random
 import threading
 import time
-from typing import Callable, Optional
+from typing import Callable, Optional, TypeVar
 
 import pygit2
 
@@ -25,6 +25,7 @@ from gitfs.sync.state import SyncState
 
 log = logging.getLogger(__name__)
 
+Result = TypeVar("Result")
 MAX_BACKOFF = 60.0
 FINAL_SYNC_SECONDS = 30.0
 
@@ -74,8 +75,9 @@ class SyncWorker(threading.Thread):
     # -- the thread -------------------------------------------------------------------
 
     def run(self) -> None:
-        if self.recover is not None:
-            self._guarded(lambda: self.cycle.commit_everything(self.recover))  # left on disk by a crash
+        recover = self.recover
+        if recover is not None:
+            self._guarded(lambda: self.cycle.commit_everything(recover))  # left on disk by a crash
         while not self._stopping.is_set():
             self.step()
         self._guarded(lambda: self.cycle.final(self.final_seconds))
@@ -124,7 +126,7 @@ class SyncWorker(threading.Thread):
             self._retry_at, self._owed = self.clock() + max(self.sync_timeout, 0.5), True
         return result
 
-    def _guarded(self, action: Callable[[], Optional[CycleResult]]) -> Optional[CycleResult]:
+    def _guarded(self, action: Callable[[], Result]) -> Optional[Result]:
         """Run action; a failure backs off instead of ending the thread, which would
         silently stop every later sync."""
         try:

@@ -116,8 +116,8 @@ class CommitView(ReadOnlyView):
             raise FuseOSError(errno.ENOTDIR)
         return [".", "..", *self.repo.list_tree(item.oid)]
 
-    def _readdir_plus(self, path):
-        """readdir with each entry's attributes (see router.GitFSFUSE): one call, no LOOKUP per entry."""
+    def readdir_with_attrs(self, path):
+        """readdir with each entry's attributes (see fuse_binding.GitFSFUSE): one call, no LOOKUP per entry."""
         item = self._item(path)
         if item.mode == FILEMODE_COMMIT:
             return [(".", None), ("..", None)]

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import errno
 import os
-import queue
 import stat
 
 from mfusepy import FuseOSError
 
 from gitfs.handles import HandleTable, OpenFile
 from gitfs.repo.repository import GIT_DIR, KEEP_FILE
-from gitfs.sync.jobs import CommitJob
+from gitfs.sync.jobs import CommitJob, PendingJobs
 from gitfs.sync.state import SyncState
 from gitfs.views import keep
 from gitfs.views.base import Owner, is_write_open
@@ -28,7 +27,7 @@ from gitfs.views.passthrough import PassthroughView, refuse_non_utf8
 
 class CurrentView(PassthroughView):
     def __init__(self, owner: Owner, root: str, handles: HandleTable, sync_state: SyncState,
-                 jobs: queue.Queue, *, max_size: int | None, extra_root_entries: tuple[str, ...] = ()):
+                 jobs: PendingJobs, *, max_size: int | None, extra_root_entries: tuple[str, ...] = ()):
         super().__init__(owner, root)
         self.handles = handles
         self.sync_state = sync_state
@@ -70,8 +69,15 @@ class CurrentView(PassthroughView):
         with self.sync_state.mutation(changes=False):  # not while remote changes are applied
             return self.handles.add(OpenFile(path, fd=os.open(relative, flags, dir_fd=self.root_fd)))
 
+    def _fd(self, fh: int) -> int:
+        """The descriptor of a file this view opened (every one of them has one)."""
+        fd = self.handles.get(fh).fd
+        if fd is None:
+            raise FuseOSError(errno.EBADF)
+        return fd
+
     def read(self, path, size, offset, fh):
-        return os.pread(self.handles.get(fh).fd, size, offset)
+        return os.pread(self._fd(fh), size, offset)
 
     # -- writing files -------------------------------------------------------------
 
@@ -95,7 +101,7 @@ class CurrentView(PassthroughView):
         open_file = self.handles.get(fh)
         self._check_size(offset + len(data))
         with self.sync_state.mutation():
-            written = os.pwrite(open_file.fd, data, offset)
+            written = os.pwrite(self._fd(fh), data, offset)
             open_file.change = "Update"
         return written
 
@@ -114,7 +120,7 @@ class CurrentView(PassthroughView):
         return 0
 
     def fsync(self, path, datasync, fh):
-        fd = self.handles.get(fh).fd
+        fd = self._fd(fh)
         os.fdatasync(fd) if datasync else os.fsync(fd)
         return 0
 
@@ -122,7 +128,8 @@ class CurrentView(PassthroughView):
         open_file = self.handles.pop(fh)
         if open_file is None:
             return 0
-        os.close(open_file.fd)
+        if open_file.fd is not None:
+            os.close(open_file.fd)
         if open_file.change is not None:
             # Named after the path at release: the file may have been renamed while open.
             self._queue(f"{open_file.change} {open_file.path}", add=[open_file.path])

@@ -39,8 +39,8 @@ class HistoryView(ReadOnlyView):
             raise FuseOSError(errno.ENOENT)
         return [".", "..", *names]
 
-    def _readdir_plus(self, path):
-        """readdir with each folder's attributes (see router.GitFSFUSE): no LOOKUP per entry after."""
+    def readdir_with_attrs(self, path):
+        """readdir with each folder's attributes (see fuse_binding.GitFSFUSE): no LOOKUP per entry after."""
         entries: list = [(".", None), ("..", None)]
         if self.day is None:
             if path != "/":

@@ -19,7 +19,7 @@ import contextlib
 import errno
 import os
 import weakref
-from typing import Iterator
+from collections.abc import Iterator
 
 from mfusepy import FuseOSError
 

@@ -11,9 +11,9 @@ import os
 import pygit2
 import pytest
 
-from conftest import Remote, git, stage_files
 from gitfs.repo.accept_mine import replay_local_commits
 from gitfs.repo.repository import FILEMODE_EXEC, FILEMODE_LINK, Repository
+from helpers import Remote, git, stage_files
 
 COMMITTER = pygit2.Signature("GitFS", "gitfs@example.com", 1_700_000_000, 0)
 

@@ -5,9 +5,9 @@ import time
 
 import pytest
 
-from conftest import Remote, git
 from gitfs.repo.days import CommitDays, day_and_name
 from gitfs.repo.repository import Repository
+from helpers import Remote, git
 
 
 def commit_time(remote, sha):

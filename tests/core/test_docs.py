@@ -12,9 +12,9 @@ import sys
 
 import pytest
 
-from conftest import ROOT
 from gitfs.options import _FIELDS, _NOT_OPTIONS, ALIASES
 from gitfs.optiontable import OPTIONS, plain
+from helpers import ROOT
 
 README = ROOT / "README.md"
 

@@ -10,10 +10,16 @@ import threading
 import pygit2
 import pytest
 
-from conftest import Remote, commit_with, git
 from gitfs.repo.errors import GitCoreError, NotADirectory, PathNotFound
 from gitfs.repo.repository import (
-    FILEMODE_BLOB, FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, FILEMODE_TREE, Repository)
+    FILEMODE_BLOB,
+    FILEMODE_COMMIT,
+    FILEMODE_EXEC,
+    FILEMODE_LINK,
+    FILEMODE_TREE,
+    Repository,
+)
+from helpers import Remote, commit_with, git
 
 
 def write(work, name, content, mode=None):

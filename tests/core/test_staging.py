@@ -13,13 +13,13 @@ import subprocess
 import pygit2
 import pytest
 
-from conftest import git
 from gitfs.repo.credentials import Credentials
 from gitfs.repo.repository import Repository
 from gitfs.sync.cycle import OpenFiles, SyncCycle
 from gitfs.sync.jobs import CommitJob, PendingJobs
 from gitfs.sync.remote_link import RemoteLink
 from gitfs.sync.state import SyncState
+from helpers import git
 
 COMMITTER = pygit2.Signature("GitFS", "gitfs@example.com", 1_700_000_000, 0)
 KEEP = ".keep"

@@ -7,20 +7,14 @@ from __future__ import annotations
 import errno
 import os
 import subprocess
-import sys
 
 import pytest
 
-from conftest import assert_one_line_error, git, wait_for
+from helpers import assert_one_line_error, git, run_gitfs, unmount, wait_for
 
 NUMERIC = ["sync_timeout", "merge_timeout", "fetch_timeout", "idle_fetch_timeout", "min_idle_times", "max_size",
            "cache_size", "max_open_files"]
 BOOLEAN = ["foreground", "allow_other", "allow_root", "debug", "ssh_strict_host_key_checking"]
-
-
-def run_gitfs(*args, timeout=60):
-    return subprocess.run([sys.executable, "-m", "gitfs", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout)
 
 
 @pytest.fixture
@@ -29,7 +23,7 @@ def place(tmp_path):
     mount_point.mkdir()
     yield mount_point, tmp_path / "clone"
     if os.path.ismount(mount_point):
-        subprocess.run(["fusermount3", "-u", str(mount_point)], capture_output=True)
+        unmount(mount_point)
         pytest.fail("a failed start left a mount behind")
 
 

@@ -11,13 +11,12 @@ import pty
 import re
 import select
 import subprocess
-import sys
 import time
 from types import SimpleNamespace
 
 import pytest
 
-from conftest import git, gitfs_pids, unmount, wait_for
+from helpers import git, gitfs_command, gitfs_pids, unmount, wait_for
 
 FILES = 2500
 
@@ -39,9 +38,9 @@ def big_remote(tmp_path):
     return SimpleNamespace(url=f"file://{bare}", bare=bare, objects=objects)
 
 
-def gitfs_command(url, mount_point, repo_path, log):
-    return [sys.executable, "-m", "gitfs", url, str(mount_point), "-o",
-            f"repo_path={repo_path},log={log},log_level=info,sync_timeout=0.5"]
+def progress_command(url, mount_point, repo_path, log):
+    return gitfs_command(url, mount_point, {"repo_path": repo_path, "log": log, "log_level": "info",
+                                            "sync_timeout": 0.5})
 
 
 def stop_daemon(mount_point):
@@ -64,7 +63,7 @@ def test_no_progress_when_stderr_is_not_a_terminal(big_remote, tmp_path):
     mount_point = tmp_path / "mnt"
     mount_point.mkdir()
     try:
-        result = subprocess.run(gitfs_command(big_remote.url, mount_point, tmp_path / "clone", tmp_path / "log"),
+        result = subprocess.run(progress_command(big_remote.url, mount_point, tmp_path / "clone", tmp_path / "log"),
                                 capture_output=True, text=True, timeout=120)
         assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
         assert os.path.ismount(mount_point)
@@ -94,7 +93,7 @@ def test_progress_line_on_a_terminal(big_remote, tmp_path):
     mount_point.mkdir()
     leader, follower = pty.openpty()
     try:
-        process = subprocess.Popen(gitfs_command(big_remote.url, mount_point, tmp_path / "clone", tmp_path / "log"),
+        process = subprocess.Popen(progress_command(big_remote.url, mount_point, tmp_path / "clone", tmp_path / "log"),
                                    stdin=follower, stdout=follower, stderr=follower)
         os.close(follower)
         output = read_until_closed(leader).decode()

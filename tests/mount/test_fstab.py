@@ -1,4 +1,4 @@
-"""Layer 3: mounting through the system's mount helper (issue 4): an fstab line and
+"""Layer 3: mounting through the system's mount helper: an fstab line and
 `mount -t fuse.gitfs`, with the real `mount` and `umount` commands.
 
 mount(8) runs mount.fuse3, which runs `gitfs ...` through /bin/sh with no PATH and
@@ -17,7 +17,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, fusermount, gitfs_pids, wait_for
+from helpers import ROOT, fusermount, gitfs_pids, wait_for
 
 BOOT_ENV = {"PYTHONPATH": str(ROOT)}  # no PATH, no HOME: as mount at boot
 

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from conftest import assert_one_line_error, wait_for
+from helpers import assert_one_line_error, run_gitfs, wait_for
 
 
 def libfuse2() -> str:
@@ -25,13 +25,10 @@ def libfuse2() -> str:
     return name
 
 
-def run_gitfs(remote, tmp_path, *, env):
+def mount_refused(remote, tmp_path, *, env):
     mount_point = tmp_path / "mnt-refused"
     mount_point.mkdir(exist_ok=True)
-    return subprocess.run(
-        [sys.executable, "-m", "gitfs", remote.url, str(mount_point), "-o",
-         f"repo_path={tmp_path / 'clone-refused'},foreground"],
-        capture_output=True, text=True, timeout=60, env=env)
+    return run_gitfs(remote.url, mount_point, "-o", f"repo_path={tmp_path / 'clone-refused'},foreground", env=env)
 
 
 def without_fuse_variables() -> dict:
@@ -91,7 +88,7 @@ def test_fuse_library_path_chosen_by_the_user_is_used(remote, mount_gitfs, monke
 
 def test_fuse_library_path_at_libfuse2_is_one_line(remote, tmp_path):
     env = dict(without_fuse_variables(), FUSE_LIBRARY_PATH=libfuse2())
-    result = run_gitfs(remote, tmp_path, env=env)
+    result = mount_refused(remote, tmp_path, env=env)
     line = assert_one_line_error(result, "FUSE_LIBRARY_PATH", "libfuse 2.", "GitFS needs libfuse 3")
     assert "unknown option" not in line
     assert not (tmp_path / "clone-refused").exists()  # refused before cloning
@@ -100,18 +97,18 @@ def test_fuse_library_path_at_libfuse2_is_one_line(remote, tmp_path):
 def test_fuse_library_path_at_a_missing_file_is_one_line(remote, tmp_path):
     missing = tmp_path / "no" / "libfuse3.so.3"
     env = dict(without_fuse_variables(), FUSE_LIBRARY_PATH=str(missing))
-    result = run_gitfs(remote, tmp_path, env=env)
+    result = mount_refused(remote, tmp_path, env=env)
     assert_one_line_error(result, f"cannot load FUSE_LIBRARY_PATH={missing}", "No such file")
 
 
 def test_fuse_library_name_not_found_is_one_line(remote, tmp_path):
     env = dict(without_fuse_variables(), FUSE_LIBRARY_NAME="no-such-fuse")
-    result = run_gitfs(remote, tmp_path, env=env)
+    result = mount_refused(remote, tmp_path, env=env)
     assert_one_line_error(result, "FUSE_LIBRARY_NAME=no-such-fuse")
 
 
 def test_fuse_library_path_at_a_library_that_is_not_libfuse(remote, tmp_path):
     libc = ctypes.util.find_library("c")
     env = dict(without_fuse_variables(), FUSE_LIBRARY_PATH=libc)
-    result = run_gitfs(remote, tmp_path, env=env)
+    result = mount_refused(remote, tmp_path, env=env)
     assert_one_line_error(result, f"FUSE_LIBRARY_PATH={libc} is not libfuse")

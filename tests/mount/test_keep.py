@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import wait_for
+from helpers import wait_for
 
 
 def listing(path) -> list[str]:

@@ -1,4 +1,4 @@
-"""Layer 3: logging (issue 4): log=FILE and log=- with log_level and debug; one line per
+"""Layer 3: logging: log=FILE and log=- with log_level and debug; one line per
 event with time, thread and message; no line per FUSE call below debug level; startup
 errors always reach stderr, and the log too.
 
@@ -7,12 +7,10 @@ Logs are for people: only the format is asserted, not the words.
 
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 
-from conftest import wait_for
+from helpers import run_gitfs, wait_for
 
 # 2026-12-03 14:32:12,345 INFO SyncWorker: committed ...
 EVENT = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (DEBUG|INFO|WARNING|ERROR|CRITICAL) [^\s:]+: \S")
@@ -85,11 +83,6 @@ def test_log_to_stderr_with_log_dash(remote, mount_gitfs):
     found = events(stderr)
     assert 1 <= len(found) <= 12, found
     assert not mount.log.exists()
-
-
-def run_gitfs(*args):
-    return subprocess.run([sys.executable, "-m", "gitfs", *map(str, args)], capture_output=True, text=True,
-                          timeout=60)
 
 
 @pytest.mark.parametrize("mode", ["foreground", "daemon"])

@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from conftest import wait_for
+from helpers import wait_for
 
 COMPONENT = "d" * 200
 

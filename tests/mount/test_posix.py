@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import os
 import stat
 import subprocess
@@ -136,7 +137,7 @@ def test_posix_cases(pair, tmp_path):
         plain.mkdir(parents=True)
         setup(mine)
         setup(plain)
-        got, expected = outcome(lambda: case(mine)), outcome(lambda: case(plain))
+        got, expected = outcome(functools.partial(case, mine)), outcome(functools.partial(case, plain))
         expected = EXPECTED_DIFFERENCES.get(name, expected)
         if got != expected:
             failures.append(f"{name}: GitFS {got!r}, POSIX (the disk) {expected!r}")

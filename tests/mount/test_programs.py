@@ -12,7 +12,7 @@ import tarfile
 
 import pytest
 
-from conftest import Remote, git, wait_for
+from helpers import Remote, git, wait_for
 
 
 def run(*command, cwd=None):

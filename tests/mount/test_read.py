@@ -1,4 +1,4 @@
-"""Layer 3: reading a real mount (issue 2, "Reading"): the root, current/ and history/,
+"""Layer 3: reading a real mount: the root, current/ and history/,
 driven by the os module and real programs (du, cp). Every test mounts a fresh
 bare remote with the conftest `mount_gitfs` fixture.
 """
@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import Remote, commit_with, git, wait_for
+from helpers import Remote, commit_with, git, wait_for
 
 SUBMODULE_SHA = "1234567890abcdef1234567890abcdef12345678"
 CHUNK = 128 * 1024

@@ -13,8 +13,8 @@ import subprocess
 
 import pytest
 
-from conftest import Remote, wait_for
-from stress.stresslib import GitDaemon
+from helpers import Remote, wait_for
+from servers import GitDaemon
 
 
 def test_dotdot_and_outward_symlinks_are_stored_not_followed(remote, mount_gitfs, tmp_path):

@@ -1,6 +1,6 @@
 """Layer 3: a real mount, read and written by real programs."""
 
-from conftest import wait_for
+from helpers import wait_for
 
 
 def test_mount_lists_current_and_history_and_pushes_a_write(remote, mount_gitfs):

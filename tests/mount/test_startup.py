@@ -1,21 +1,15 @@
-"""Layer 3: starting GitFS (issue 2, "Command line"): which branch is mounted, every
+"""Layer 3: starting GitFS from the command line: which branch is mounted, every
 startup error as the user sees it (`python -m gitfs` in a subprocess), the
 daemon mode, and reuse of repo_path across mounts.
 """
 
 import os
 import subprocess
-import sys
 
 import pytest
 
-from conftest import Remote, assert_one_line_error, fusermount, git, gitfs_pids, unmount, wait_for
 from gitfs import __version__
-
-
-def run_gitfs(*args, timeout=60):
-    return subprocess.run([sys.executable, "-m", "gitfs", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout)
+from helpers import Remote, assert_one_line_error, fusermount, git, gitfs_pids, run_gitfs, unmount, wait_for
 
 
 @pytest.fixture

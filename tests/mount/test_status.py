@@ -1,30 +1,21 @@
-"""Layer 3: the sync status a user sees without reading logs (issue 4): MOUNTPOINT/.gitfs/status,
+"""Layer 3: the sync status a user sees without reading logs: MOUNTPOINT/.gitfs/status,
 `gitfs status MOUNTPOINT`, and SIGUSR1 ("sync now") to the daemon.
 """
 
-import contextlib
 import errno
 import json
 import os
 import signal
-import socket
-import subprocess
-import sys
 import time
 
 import pytest
 
-from conftest import git, wait_for
-
-
-def status_of(mount) -> dict:
-    with open(mount.path / ".gitfs" / "status", encoding="utf-8") as handle:
-        return json.load(handle)
+from helpers import git, read_status, run_gitfs, wait_for
+from servers import GitDaemon
 
 
 def gitfs_status(mount_point):
-    return subprocess.run([sys.executable, "-m", "gitfs", "status", str(mount_point)],
-                          capture_output=True, text=True, timeout=30)
+    return run_gitfs("status", mount_point, timeout=30)
 
 
 def assert_timed_result(entry, result):
@@ -32,30 +23,15 @@ def assert_timed_result(entry, result):
     assert time.strptime(entry["time"], "%Y-%m-%dT%H:%M:%S%z")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture
 def git_daemon(remote):
     """The remote served by `git daemon`, so that its URL can carry a user and password."""
-    port = free_port()
-    process = subprocess.Popen(
-        ["git", "daemon", "--export-all", "--reuseaddr", "--enable=receive-pack", "--listen=127.0.0.1",
-         f"--port={port}", f"--base-path={remote.root}", str(remote.root)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-    def answers():
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-            return True
-        return False
-
-    wait_for(answers, message="git daemon")
-    yield f"git://alice:s3cret@127.0.0.1:{port}/remote.git"
-    process.terminate()
-    process.wait()
+    daemon = GitDaemon(remote.root)
+    try:
+        daemon.start()
+        yield daemon.url("remote.git", userinfo="alice:s3cret@")
+    finally:
+        daemon.stop()
 
 
 # -- the file -----------------------------------------------------------------------------
@@ -90,7 +66,7 @@ def test_status_fields_after_a_sync_and_the_remote_without_credentials(remote, g
     mount = mount_gitfs(type("OverGitDaemon", (), {"url": git_daemon})())
     (mount.current / "new.txt").write_text("hello\n")
     wait_for(lambda: "new.txt" in remote.files(), message="the push")
-    state = wait_for(lambda: (lambda s: s if s["last_push"] and s["last_fetch"] else None)(status_of(mount)),
+    state = wait_for(lambda: (lambda s: s if s["last_push"] and s["last_fetch"] else None)(read_status(mount)),
                      message="a fetch and a push in the status")
 
     assert state["remote"] == git_daemon.replace("alice:s3cret@", "")
@@ -113,7 +89,7 @@ def test_pending_and_last_error_while_the_remote_is_unreachable(remote, mount_gi
     mount = mount_gitfs(remote, sync_timeout=60, fetch_timeout=60, expect_errors=True)
     (mount.current / "one").write_text("1\n")
     (mount.current / "two").write_text("2\n")
-    state = wait_for(lambda: (lambda s: s if s["pending"]["changes_not_committed"] == 2 else None)(status_of(mount)),
+    state = wait_for(lambda: (lambda s: s if s["pending"]["changes_not_committed"] == 2 else None)(read_status(mount)),
                      message="two changes not committed")
     assert state["pending"]["commits_not_pushed"] == 0
 
@@ -123,8 +99,8 @@ def test_pending_and_last_error_while_the_remote_is_unreachable(remote, mount_gi
         os.kill(mount.process.pid, signal.SIGUSR1)
         state = wait_for(lambda: (lambda s: s if s["last_push"] and s["last_push"]["result"] == "failed"
                                   or s["last_fetch"] and s["last_fetch"]["result"] == "failed" else None)(
-            status_of(mount)), message="a failed sync in the status")
-        state = wait_for(lambda: (lambda s: s if s["pending"]["commits_not_pushed"] >= 1 else None)(status_of(mount)),
+            read_status(mount)), message="a failed sync in the status")
+        state = wait_for(lambda: (lambda s: s if s["pending"]["commits_not_pushed"] >= 1 else None)(read_status(mount)),
                          message="the local commit counted as not pushed")
         assert state["pending"]["changes_not_committed"] == 0
         error = state["last_error"]
@@ -142,8 +118,12 @@ def test_pending_and_last_error_while_the_remote_is_unreachable(remote, mount_gi
 
     os.kill(mount.process.pid, signal.SIGUSR1)
     wait_for(lambda: {"one", "two"} <= set(remote.files()), timeout=30, message="the push once the remote is back")
-    state = wait_for(lambda: (lambda s: s if s["last_push"]["result"] == "ok" else None)(status_of(mount)),
-                     message="a successful push in the status")
+
+    def pushed_ok():  # the files can reach the remote a moment before the worker records the push
+        state = read_status(mount)
+        return state if (state["last_push"] or {}).get("result") == "ok" else None
+
+    state = wait_for(pushed_ok, message="a successful push in the status")
     assert state["pending"] == {"commits_not_pushed": 0, "changes_not_committed": 0}
     assert state["last_error"]  # the last error stays visible, with its time
 
@@ -151,13 +131,13 @@ def test_pending_and_last_error_while_the_remote_is_unreachable(remote, mount_gi
 def test_conflicts_resolved_by_accept_mine_name_the_remote_commit_that_lost(remote, mount_gitfs):
     mount = mount_gitfs(remote, sync_timeout=60, fetch_timeout=60)
     (mount.current / "testing").write_text("mine\n")
-    wait_for(lambda: status_of(mount)["pending"]["changes_not_committed"] == 1, message="the local change")
+    wait_for(lambda: read_status(mount)["pending"]["changes_not_committed"] == 1, message="the local change")
     theirs = remote.commit({"testing": "theirs\n"}, "their change")
 
     os.kill(mount.process.pid, signal.SIGUSR1)
     wait_for(lambda: remote.head() != theirs, timeout=30, message="the push after accept-mine")
     assert remote.show("testing") == b"mine\n"
-    state = status_of(mount)
+    state = read_status(mount)
     conflicts = [c for c in state["conflicts"] if c["path"].lstrip("/") == "testing"]
     assert len(conflicts) == 1, state["conflicts"]
     assert conflicts[0]["remote_commit"] == theirs
@@ -184,7 +164,7 @@ def test_sigusr1_syncs_now(remote, mount_gitfs):
     mount = mount_gitfs(remote, sync_timeout=60, fetch_timeout=60)
     (mount.current / "now.txt").write_text("now\n")
     # The change is queued at FUSE release, which arrives just after close() returned.
-    wait_for(lambda: status_of(mount)["pending"]["changes_not_committed"] == 1, message="the change queued")
+    wait_for(lambda: read_status(mount)["pending"]["changes_not_committed"] == 1, message="the change queued")
     time.sleep(0.3)
     assert "now.txt" not in remote.files()  # sync_timeout=60: nothing would happen for a minute
     started = time.monotonic()
@@ -195,7 +175,7 @@ def test_sigusr1_syncs_now(remote, mount_gitfs):
     # The daemon is still serving, and a second signal with nothing to do is harmless.
     os.kill(mount.process.pid, signal.SIGUSR1)
     (mount.current / "later.txt").write_text("later\n")
-    wait_for(lambda: status_of(mount)["pending"]["changes_not_committed"] == 1, message="the change queued")
+    wait_for(lambda: read_status(mount)["pending"]["changes_not_committed"] == 1, message="the change queued")
     os.kill(mount.process.pid, signal.SIGUSR1)
     wait_for(lambda: "later.txt" in remote.files(), timeout=10, message="the second commit")
     assert mount.process.poll() is None

@@ -2,16 +2,15 @@
 offline and back, unmount and kill -9 with pending changes, two mounts converging.
 
 The "other person" is the Remote's plain git clone. Not tested here: a server-side hook
-refusing the push, because a push to a local path runs no hooks (libgit2 writes the
-objects itself, see pitfalls.md); tests/core covers the rejected-push handling.
+refusing the push: libgit2 pushes to a local path by writing the objects itself, so no
+hook runs; tests/core covers the rejected-push handling.
 """
 
 import json
 import os
 import time
 
-
-from conftest import commit_with, git, wait_for
+from helpers import commit_with, git, wait_for
 
 
 def merges(remote):

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import git, wait_for
+from helpers import git, wait_for
 
 TREE = {"scripts/run.sh": "echo run\n", "scripts/lib/util.sh": "echo util\n", "a/b/c/deep.txt": "deep\n",
         "docs/x.txt": "x\n", "other/y.txt": "y\n"}

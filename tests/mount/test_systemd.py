@@ -1,4 +1,4 @@
-"""Layer 3: systemd's Type=notify protocol (issue 4): the daemon sends READY=1 to
+"""Layer 3: systemd's Type=notify protocol: the daemon sends READY=1 to
 $NOTIFY_SOCKET once the mount answers, in foreground and daemon mode, without a
 systemd library. The socket is the test's own unix datagram socket.
 """
@@ -8,11 +8,10 @@ import os
 import socket
 import struct
 import subprocess
-import sys
 
 import pytest
 
-from conftest import ROOT, fusermount, wait_for
+from helpers import ROOT, fusermount, gitfs_argv, wait_for
 
 EXAMPLES = ROOT / "debian" / "examples"
 
@@ -66,7 +65,7 @@ def place(tmp_path):
 
 
 def gitfs(remote, mount_point, options, notify_address):
-    command = [sys.executable, "-m", "gitfs", remote.url, str(mount_point), "-o", options]
+    command = gitfs_argv(remote.url, mount_point, "-o", options)
     env = dict(os.environ, NOTIFY_SOCKET=notify_address)
     return command, env
 

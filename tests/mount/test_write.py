@@ -1,7 +1,9 @@
 """Layer 3: every write operation through a real mount, and the exact commit it makes on the remote.
 
 Each test changes current/ with plain os calls, then polls the bare remote until the
-commit arrives (STYLE.md #11). The messages are the original GitFS's (issue 3).
+commit arrives (the remote is the observable outcome; the log is never read to know it).
+The commit messages are the original GitFS's, word for word ("Update /testing",
+"Rename /testing to /renamed", "Update 3 items. Removed 3 items.").
 """
 
 import errno
@@ -11,7 +13,7 @@ import subprocess
 
 import pytest
 
-from conftest import git, wait_for
+from helpers import git, wait_for
 
 INITIAL = "Initial test commit"
 
@@ -205,7 +207,8 @@ def test_rename_top_level_file(remote, mount_gitfs):
 
 
 def test_rename_inside_a_subdirectory(remote, mount_gitfs):
-    # The original removed the basename from the index: a/b/f -> it removed `f` (issue #375).
+    # The original GitFS removed the basename from the index: renaming a/b/f removed the
+    # top-level `f` instead.
     remote.commit({"a/b/f": "deep\n", "f": "top level f\n"}, "nested")
     mount = mount_gitfs(remote)
     os.rename(mount.current / "a/b/f", mount.current / "a/b/g")

@@ -1,4 +1,4 @@
-"""Issue 7, without servers: URL parsing, known_hosts lookup, key files, options."""
+"""Remote credentials without servers: URL parsing, known_hosts lookup, key files, options."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import pytest
 
 from gitfs.errors import FatalError
 from gitfs.options import HELP, parse_options
-from gitfs.repo.credentials import (Credentials, check, host_and_port, host_is_known, key_is_encrypted,
-                                    transport_of)
+from gitfs.repo.credentials import Credentials, check, host_and_port, host_is_known, key_is_encrypted, transport_of
 from gitfs.repo.errors import SettingError
 from gitfs.repo.remote import redact_url
 

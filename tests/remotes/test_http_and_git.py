@@ -1,4 +1,4 @@
-"""Issue 7: smart HTTP(S) (nginx + fcgiwrap + git http-backend, basic auth) and git:// (git daemon).
+"""Remotes over smart HTTP(S) (nginx + fcgiwrap + git http-backend, basic auth) and git:// (git daemon).
 
 Passwords come from password_file, $GITFS_PASSWORD or password=; HTTPS trusts a
 test CA through ssl_ca_file. A secret never reaches the log, the status file, the
@@ -13,9 +13,8 @@ import time
 
 import pytest
 
-from conftest import assert_one_line_error, wait_for
-from remotes.conftest import HTTP_PASSWORD, HTTP_USER
-from remotes.test_ssh import at, start_gitfs, write_and_wait_pushed
+from helpers import assert_one_line_error, at, remote_failing, start_gitfs, wait_for, write_and_wait_pushed
+from servers import HTTP_PASSWORD, HTTP_USER
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is missing")
 
@@ -108,7 +107,8 @@ def test_password_changed_while_mounted(remote, http_server, mount_gitfs, tmp_pa
     write_and_wait_pushed(mount, remote, "before.txt")
     http_server.set_password("changed-on-the-server")
     (mount.current / "during.txt").write_text("kept locally\n")
-    wait_for(lambda: "refused the password" in mount.log_text(), timeout=20, message="the refusal in the log")
+    wait_for(lambda: remote_failing(mount, "refused the password"), timeout=20,
+             message="the refusal in the status file")
     time.sleep(3)  # several retries
     assert "during.txt" not in remote.files()
     assert (mount.current / "during.txt").read_text() == "kept locally\n"

@@ -1,4 +1,4 @@
-"""Issue 7: mounting over SSH against a real OpenSSH server on 127.0.0.1 (fixture `sshd`).
+"""Mounting over SSH against a real OpenSSH server on 127.0.0.1 (fixture `sshd`).
 
 Keys: a key file, a key with a passphrase (file or option), the agent, the default
 ~/.ssh/id_* keys; refusals: wrong key, wrong passphrase, unknown and changed host
@@ -10,41 +10,15 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
-from conftest import assert_one_line_error, wait_for
-from remotes.conftest import SshServer, _sshd, port_open
+from helpers import assert_one_line_error, at, remote_failing, start_gitfs, wait_for, write_and_wait_pushed
+from servers import SshServer, port_open, sshd_server
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is missing")
-
-
-def at(url: str) -> SimpleNamespace:
-    """What mount_gitfs needs of a remote: its URL."""
-    return SimpleNamespace(url=url)
-
-
-def start_gitfs(url, tmp_path, *options, timeout=60):
-    """`gitfs URL MNT -o ...` in the foreground of a subprocess, for startup failures."""
-    mount_point = tmp_path / "mnt-fail"
-    mount_point.mkdir(exist_ok=True)
-    option_text = ",".join([f"repo_path={tmp_path / 'clone-fail'}", f"log={tmp_path / 'fail.log'}", *options])
-    result = subprocess.run([sys.executable, "-m", "gitfs", url, str(mount_point), "-o", option_text],
-                            capture_output=True, text=True, timeout=timeout)
-    if os.path.ismount(mount_point):
-        subprocess.run(["fusermount3", "-u", str(mount_point)], capture_output=True)
-        pytest.fail("a failed start left a mount behind")
-    return result
-
-
-def write_and_wait_pushed(mount, remote, name="hello.txt", text="over ssh\n"):
-    (mount.current / name).write_text(text)
-    wait_for(lambda: name in remote.files(), timeout=30, message=f"{name} on the remote")
-    assert remote.show(name) == text.encode()
 
 
 def test_key_file_clone_push_and_fetch(remote, sshd, ssh_keys, mount_gitfs):
@@ -187,8 +161,7 @@ def test_server_stopped_while_mounted_then_back(remote, sshd, ssh_keys, mount_gi
     (mount.current / "during.txt").write_text("written while the server is down\n")
     (mount.current / "before.txt").write_text("changed while down\n")
     assert (mount.current / "during.txt").read_text() == "written while the server is down\n"
-    wait_for(lambda: "fetch from" in mount.log_text() and "cannot reach" in mount.log_text(), timeout=20,
-             message="the fetch failure in the log")
+    wait_for(lambda: remote_failing(mount, "cannot reach"), timeout=20, message="the failure in the status file")
     wait_for(lambda: "during.txt" in subprocess.run(
         ["git", "-C", str(mount.repo_path), "ls-tree", "-r", "--name-only", "HEAD"],
         capture_output=True, text=True).stdout, timeout=20, message="the local commit")
@@ -207,13 +180,14 @@ def test_scp_like_url(remote, ssh_keys, tmp_path_factory, mount_gitfs):
     host = "127.0.0.2"
     if port_open(host, 22):
         pytest.skip("something already listens on 127.0.0.2:22 (scp-like URLs have no port)")
-    server = _sshd(tmp_path_factory, ssh_keys, host=host, port=22)
+    server = sshd_server(tmp_path_factory.mktemp("sshd"), ssh_keys, host=host, port=22)
     known = Path(os.environ["HOME"]) / ".ssh"
     known.mkdir(mode=0o700, exist_ok=True)
     (known / "known_hosts").write_text(server.known_hosts_line())
     try:
         server.start()
     except AssertionError as error:
+        server.stop()
         pytest.skip(f"cannot run sshd on {host}:22: {error}")
     try:
         mount = mount_gitfs(at(f"root@{host}:{remote.bare}"), ssh_key=ssh_keys.plain.private)

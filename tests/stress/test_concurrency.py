@@ -13,8 +13,7 @@ import time
 
 import pytest
 
-from conftest import git
-from stresslib import remote_tree, wait_synced
+from helpers import git, remote_tree, wait_synced
 
 THREADS = 8
 OWN_FILES = 4

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from conftest import Remote, git, wait_for
-from stresslib import GitDaemon, remote_tree, status, wait_synced
+from helpers import Remote, git, read_status, remote_tree, wait_for, wait_synced
+from servers import GitDaemon
 
 
 def on_remote(remote, expected: dict[str, bytes]) -> bool:
@@ -98,7 +98,7 @@ def test_git_daemon_stops_and_starts(served, mount_gitfs):
     (mount.current / "while-down").write_text("written while the server is down\n")
     wait_for(lambda: "while-down" in git("ls-tree", "--name-only", "HEAD", cwd=mount.repo_path),
              message="a local commit")
-    wait_for(lambda: (status(mount).get("last_error") or {}).get("message"), message="last_error in the status")
+    wait_for(lambda: (read_status(mount).get("last_error") or {}).get("message"), message="last_error in the status")
     assert "while-down" not in served.files()
     served.daemon.start()
     wait_on_remote(served, {"while-down": b"written while the server is down\n"}, timeout=90)
@@ -110,12 +110,12 @@ def test_pre_receive_hook_refuses_then_allows(served, mount_gitfs):
     hook(served, "pre-receive", "echo 'no pushes today' >&2\nexit 1\n")
     mount = mount_gitfs(ServedRemote(served), sync_timeout=0.2, fetch_timeout=0.5)
     (mount.current / "refused").write_text("kept locally\n")
-    wait_for(lambda: "refused" in ((status(mount).get("last_error") or {}).get("message") or "")
-             or "declined" in ((status(mount).get("last_error") or {}).get("message") or ""),
+    wait_for(lambda: "refused" in ((read_status(mount).get("last_error") or {}).get("message") or "")
+             or "declined" in ((read_status(mount).get("last_error") or {}).get("message") or ""),
              timeout=30, message="the refusal in the status")
     assert "refused" not in served.files()
     assert git("show", "HEAD:refused", cwd=mount.repo_path) == "kept locally\n"
-    assert status(mount)["pending"]["commits_not_pushed"] >= 1
+    assert read_status(mount)["pending"]["commits_not_pushed"] >= 1
     (mount.current / "more").write_text("written after the refusal\n")
     hook(served, "pre-receive", None)
     wait_on_remote(served, {"refused": b"kept locally\n", "more": b"written after the refusal\n"}, timeout=90)
@@ -290,6 +290,6 @@ def test_branch_force_pushed_on_the_remote(remote, mount_gitfs):
     rescue = git("branch", "--list", "gitfs-rescue-*", cwd=mount.repo_path).split()
     assert rescue, "no rescue branch"
     assert git("show", f"{rescue[-1]}:mine", cwd=mount.repo_path) == "mine\n"
-    wait_for(lambda: any("rescue" in c["path"] for c in status(mount)["conflicts"]),
+    wait_for(lambda: any("rescue" in c["path"] for c in read_status(mount)["conflicts"]),
              message="the rescue branch in the status")
     assert "rewritten" in mount.log_text()

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from stresslib import KEEP, plain_tree, remote_tree, wait_synced, without_redundant_keeps
+from helpers import KEEP, plain_tree, remote_tree, wait_synced, without_redundant_keeps
 
 NAMES = ["a", "b", "c"]
 MODES = [0o644, 0o755, 0o600, 0o700]
@@ -143,12 +143,18 @@ def snapshot(root: Path) -> dict:
     return state
 
 
+def short(entry):
+    """An entry of snapshot() with its content cut to 40 bytes, for a readable diff."""
+    if entry is None:
+        return None
+    return entry[:3] + ((entry[3][:40],) if entry[3] is not None else (None,))
+
+
 def diff(mine: dict, model: dict) -> str:
     lines = []
     for path in sorted(set(mine) | set(model)):
         a, b = mine.get(path), model.get(path)
         if a != b:
-            short = (lambda v: v if v is None else v[:3] + ((v[3][:40],) if v[3] is not None else (None,)))
             lines.append(f"  {path}: mount={short(a)} model={short(b)}")
     return "\n".join(lines)
 

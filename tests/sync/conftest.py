@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 import pygit2
 import pytest
 
-from conftest import Remote, git
 from gitfs.repo.credentials import Credentials
 from gitfs.repo.repository import Repository
 from gitfs.sync.cycle import OpenFiles, SyncCycle
@@ -18,6 +17,7 @@ from gitfs.sync.jobs import CommitJob, PendingJobs
 from gitfs.sync.remote_link import RemoteLink
 from gitfs.sync.state import SyncState
 from gitfs.sync.status import SyncStatus
+from helpers import Remote, git
 
 
 class FakeClock:

@@ -8,8 +8,8 @@ import logging
 
 import pytest
 
-from conftest import git
 from gitfs.repo.errors import RemoteError
+from helpers import git
 from sync.conftest import make_rig
 
 

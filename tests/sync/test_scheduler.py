@@ -4,8 +4,8 @@ test is about the thread (the final cycle at stop)."""
 
 import pytest
 
-from conftest import git
 from gitfs.sync.sync_worker import SyncWorker
+from helpers import git
 from sync.conftest import make_rig
 
 

@@ -14,13 +14,13 @@ import time
 import pytest
 from mfusepy import FuseOSError
 
-from conftest import git
 from gitfs.handles import HandleTable
 from gitfs.sync.jobs import CommitJob
 from gitfs.sync.state import SyncState
 from gitfs.views.base import Owner
 from gitfs.views.current import CurrentView
 from gitfs.views.modes import UTIME_NOW, UTIME_OMIT
+from helpers import git
 
 MiB = 1024 * 1024
 

@@ -9,7 +9,6 @@ import stat
 import pytest
 from mfusepy import FuseOSError
 
-from conftest import Remote, commit_with, git
 from gitfs.handles import HandleTable
 from gitfs.repo.days import CommitDays
 from gitfs.repo.repository import Repository
@@ -18,6 +17,7 @@ from gitfs.views.base import NS, Owner, statvfs_dict
 from gitfs.views.commit import CommitView
 from gitfs.views.history import HistoryView
 from gitfs.views.index import IndexView
+from helpers import Remote, commit_with, git
 
 OWNER = Owner(1234, 5678)
 MUTATIONS = [
@@ -232,31 +232,31 @@ def test_blob_is_inflated_on_first_read_and_dropped_at_release(history_remote, r
     view.release("/big.bin", fh)  # a second release is harmless
 
 
-def test_readdir_plus_gives_the_same_attributes_as_getattr(history_remote, repo):
+def testreaddir_with_attrs_gives_the_same_attributes_as_getattr(history_remote, repo):
     view = commit_view(repo, history_remote.first)
     for folder in ("/", "/b", "/b/deep", "/empty", "/sub"):
-        entries = view._readdir_plus(folder)
+        entries = view.readdir_with_attrs(folder)
         assert [name for name, _attrs in entries] == view.readdir(folder, None), folder
         for name, attrs in entries[2:]:
             path = folder.rstrip("/") + "/" + name
             assert attrs == view.getattr(path), path
-    assert errno_of(view._readdir_plus, "/a/file") == errno.ENOTDIR
-    assert errno_of(view._readdir_plus, "/nope") == errno.ENOENT
+    assert errno_of(view.readdir_with_attrs, "/a/file") == errno.ENOTDIR
+    assert errno_of(view.readdir_with_attrs, "/nope") == errno.ENOENT
 
 
-def test_history_readdir_plus_matches_getattr(history_remote, days):
+def test_historyreaddir_with_attrs_matches_getattr(history_remote, days):
     root = HistoryView(OWNER, days)
-    entries = root._readdir_plus("/")
+    entries = root.readdir_with_attrs("/")
     assert [name for name, _attrs in entries] == root.readdir("/", None)
     for day, attrs in entries[2:]:
         view = HistoryView(OWNER, days, day=day)
         assert attrs == view.getattr("/"), day
-        names = view._readdir_plus("/")
+        names = view.readdir_with_attrs("/")
         assert [name for name, _attrs in names] == view.readdir("/", None)
         for name, commit_attrs in names[2:]:
             oid, when = days.commit(day, name)
             assert commit_attrs["st_mtime"] == when * NS and stat.S_ISDIR(commit_attrs["st_mode"])
-    assert errno_of(HistoryView(OWNER, days, day="2020-01-03")._readdir_plus, "/") == errno.ENOENT
+    assert errno_of(HistoryView(OWNER, days, day="2020-01-03").readdir_with_attrs, "/") == errno.ENOENT
 
 
 def test_read_past_the_end_and_at_offsets(history_remote, repo):

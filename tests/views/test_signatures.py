@@ -1,5 +1,7 @@
 """Layer 2: every public method of every view and of the Router is a fusepy operation with
-fusepy's own parameter names, where they hold what fusepy's name says. This catches the original's
+fusepy's own parameter names where they hold what fusepy's name says (mfusepy calls
+operations by name, and a view method whose name or parameters differ is never called or
+gets the wrong arguments). This catches the original's
 `ReadOnlyView.write(self, path, fh)` kind of slip, and a misspelt operation name
 that FUSE would never call.
 """
@@ -18,6 +20,9 @@ from gitfs.views.base import View
 # Public helpers that are deliberately not FUSE operations. Keep this list short.
 NOT_OPERATIONS = {
     "resolve",  # Router.resolve(path): (view, relative path)
+    # READDIRPLUS, which mfusepy does not answer: fuse_binding.GitFSFUSE calls the router's,
+    # the router the view's (a view without it gets plain readdir).
+    "readdir_with_attrs",
 }
 # mfusepy documents these signatures for raw_fi=True, which GitFS mounts with.
 RAW_FI_SIGNATURES = {"open": ["path", "fi"]}

@@ -1,0 +1,347 @@
+"""Helpers shared by the test modules: hermetic git, bare remotes, GitFS runs and
+mounts, the sync status, and the trees of a remote and of a plain directory.
+
+Plain functions and classes only; the fixtures that use them live in conftest.py
+(tests/ is on sys.path through pytest.ini's `pythonpath`, so test modules in
+every folder import this as `helpers`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "Other Person", "GIT_AUTHOR_EMAIL": "other@example.com",
+    "GIT_COMMITTER_NAME": "Other Person", "GIT_COMMITTER_EMAIL": "other@example.com",
+}
+
+
+def git(*args, cwd=None, check=True, env=None) -> str:
+    result = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env)
+    if check and result.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {result.stderr}")
+    return result.stdout
+
+
+def wait_for(predicate, timeout=15.0, interval=0.05, message="condition"):
+    """Poll observable state (a file, the remote, the status file) until it holds, failing the
+    test after `timeout` s; returns the predicate's value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {message}")
+        time.sleep(interval)
+
+
+def stage_files(work: Path, files: dict[str, bytes | str | None]) -> None:
+    """Write (or, for None, delete) files in a clone and stage them."""
+    for name, content in files.items():
+        if content is None:
+            git("rm", "-q", "-r", name, cwd=work)
+            continue
+        path = work / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+        git("add", name, cwd=work)
+
+
+def assert_one_line_error(result, *words) -> str:
+    """Non-zero exit, exactly one line on stderr that names the problem, no traceback."""
+    assert result.returncode != 0, result
+    assert "Traceback" not in result.stderr + result.stdout, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    return lines[0]
+
+
+def gitfs_pids(mount_point: Path) -> list[int]:
+    """Live gitfs processes whose command line names this (unique) mount point."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                args = handle.read().split(b"\0")
+            with open(f"/proc/{entry}/stat") as handle:
+                state = handle.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        # `python -m gitfs ...` or `/usr/bin/gitfs ...`
+        launched = any(arg == b"gitfs" or arg.endswith(b"/gitfs") for arg in args[:3])
+        if launched and str(mount_point).encode() in args and state != "Z":
+            pids.append(int(entry))
+    return pids
+
+
+class Remote:
+    """A bare repository plus a plain clone of it that acts as "the other person"."""
+
+    def __init__(self, root: Path, branch: str = "main"):
+        self.root = root
+        self.bare = root / "remote.git"
+        self.work = root / "other"
+        self.branch = branch
+        git("init", "-q", "--bare", "-b", branch, str(self.bare))
+        git("clone", "-q", str(self.bare), str(self.work))
+        git("checkout", "-q", "-b", branch, cwd=self.work, check=False)
+
+    @property
+    def url(self) -> str:
+        return str(self.bare)
+
+    def commit(self, files: dict[str, bytes | str | None], message="change", *, push=True, date=None) -> str:
+        """Write (or, for None, delete) files in the other clone, commit, and push."""
+        git("pull", "-q", "--rebase", "origin", self.branch, cwd=self.work, check=False)
+        stage_files(self.work, files)
+        self.commit_staged(message, push=push, date=date)
+        return self.head()
+
+    def commit_staged(self, message: str, *, push=True, date=None) -> str:
+        """Commit what is staged in the other clone (and push it); the new commit's sha."""
+        env = None
+        if date is not None:
+            env = dict(os.environ, GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+        git("commit", "-q", "-m", message, cwd=self.work, env=env)
+        if push:
+            git("push", "-q", "origin", self.branch, cwd=self.work)
+        return git("rev-parse", "HEAD", cwd=self.work).strip()
+
+    def head(self) -> str:
+        return git("--git-dir", str(self.bare), "rev-parse", self.branch).strip()
+
+    def log(self, fmt="%s") -> list[str]:
+        out = git("--git-dir", str(self.bare), "log", f"--format={fmt}", self.branch, check=False)
+        return out.splitlines()
+
+    def show(self, path: str, rev: str | None = None) -> bytes:
+        spec = f"{rev or self.branch}:{path}"
+        return subprocess.run(["git", "--git-dir", str(self.bare), "show", spec],
+                              capture_output=True, check=True).stdout
+
+    def files(self, rev: str | None = None) -> list[str]:
+        out = git("--git-dir", str(self.bare), "ls-tree", "-r", "--name-only", rev or self.branch)
+        return out.splitlines()
+
+
+
+def fusermount() -> str:
+    return shutil.which("fusermount3") or shutil.which("fusermount") or "fusermount"
+
+
+def unmount(path: Path) -> None:
+    subprocess.run([fusermount(), "-u", str(path)], capture_output=True)
+
+
+class Mount:
+    """A running `gitfs` daemon (foreground, in a subprocess) and its paths."""
+
+    def __init__(self, remote: Remote, mount_point: Path, repo_path: Path, log: Path, process):
+        self.remote = remote
+        self.path = mount_point
+        self.current = mount_point / "current"
+        self.history = mount_point / "history"
+        self.repo_path = repo_path
+        self.log = log
+        self.process = process
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    def stop(self, timeout=60) -> int:
+        """Unmount like a user would, and return the daemon's exit status."""
+        unmount(self.path)
+        try:
+            return self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.send_signal(signal.SIGUSR2)  # the daemon prints its threads' stacks
+            time.sleep(1)
+            self.process.kill()
+            self.process.wait()
+            stacks = self.process.stdout.read().decode(errors="replace") if self.process.stdout else ""
+            raise AssertionError(f"gitfs did not exit after unmount:\n{self.log_text()}\n{stacks}") from None
+
+    def kill(self) -> None:
+        """kill -9 the daemon and clear the dead mount."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+        subprocess.run([fusermount(), "-u", "-z", str(self.path)], capture_output=True)
+
+
+def gitfs_argv(*args) -> list[str]:
+    """The command line of `gitfs ARGS...` as the tests start it: this checkout's package."""
+    return [sys.executable, "-m", "gitfs", *map(str, args)]
+
+
+def gitfs_command(url: str, mount_point: Path, options: dict) -> list[str]:
+    """`gitfs URL MOUNT_POINT -o key=value,flag,...` (True is a bare flag)."""
+    items = [key if value is True else f"{key}={value}" for key, value in options.items()]
+    return gitfs_argv(url, mount_point, *(["-o", ",".join(items)] if items else []))
+
+
+def run_gitfs(*args, timeout: float = 60, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run `gitfs ARGS...` to its end (a failed start, a daemon start, `status`, `--help`):
+    exit status and text stdout/stderr."""
+    return subprocess.run(gitfs_argv(*args), capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def start_gitfs(url, tmp_path: Path, *options, timeout: float = 60) -> subprocess.CompletedProcess:
+    """`gitfs URL MNT -o repo_path=...,log=...,OPTIONS` in the foreground, for startup failures;
+    fails the test if it left a mount behind."""
+    mount_point = tmp_path / "mnt-fail"
+    mount_point.mkdir(exist_ok=True)
+    option_text = ",".join([f"repo_path={tmp_path / 'clone-fail'}", f"log={tmp_path / 'fail.log'}", *options])
+    result = run_gitfs(url, mount_point, "-o", option_text, timeout=timeout)
+    if os.path.ismount(mount_point):
+        unmount(mount_point)
+        pytest.fail("a failed start left a mount behind")
+    return result
+
+
+
+def commit_with(remote: Remote, prepare=None, *, message="change", date=None, gitlinks=(), push=True) -> str:
+    """Commit in the other clone whatever `prepare(work_dir)` leaves there (exec bits, symlinks,
+    deletions...), plus `gitlinks`: (path, sha) submodule entries without a .gitmodules."""
+    git("pull", "-q", "--rebase", "origin", remote.branch, cwd=remote.work, check=False)
+    if prepare is not None:
+        prepare(remote.work)
+    git("add", "-A", cwd=remote.work)
+    for path, sha in gitlinks:
+        git("update-index", "--add", "--cacheinfo", f"160000,{sha},{path}", cwd=remote.work)
+    return remote.commit_staged(message, push=push, date=date)
+
+
+# -- the sync status (MOUNTPOINT/.gitfs/status) -------------------------------------------
+
+def read_status(mount) -> dict:
+    """The mount's sync status, as `gitfs status` reads it."""
+    with open(mount.path / ".gitfs" / "status", encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def remote_failing(mount, words: str) -> bool:
+    """Whether the status file says the last fetch or the last push failed with `words` in its error."""
+    try:
+        state = read_status(mount)
+    except (OSError, ValueError):
+        return False
+    for key in ("last_fetch", "last_push"):
+        entry = state.get(key) or {}
+        if entry.get("result") == "failed" and words in (entry.get("error") or ""):
+            return True
+    return False
+
+
+# -- remotes given by URL ------------------------------------------------------------------
+
+def at(url: str) -> SimpleNamespace:
+    """What mount_gitfs needs of a remote: its URL."""
+    return SimpleNamespace(url=url)
+
+
+def write_and_wait_pushed(mount, remote, name="hello.txt", text="over ssh\n"):
+    (mount.current / name).write_text(text)
+    wait_for(lambda: name in remote.files(), timeout=30, message=f"{name} on the remote")
+    assert remote.show(name) == text.encode()
+
+
+# -- trees as plain values --------------------------------------------------------------------
+
+KEEP = ".keep"
+
+
+def remote_tree(bare: Path, rev: str = "main", prefix: str = "") -> dict[str, tuple[str, bytes]]:
+    """{path: (git mode, bytes)} of every blob and link under prefix on rev."""
+    args = ["--git-dir", str(bare), "ls-tree", "-r", "-z", rev]
+    if prefix:
+        args += ["--", prefix]
+    out = subprocess.run(["git", *args], capture_output=True, check=True).stdout
+    tree = {}
+    entries = [e for e in out.split(b"\0") if e]
+    shas = []
+    for entry in entries:
+        meta, path = entry.split(b"\t", 1)
+        mode, _type, sha = meta.split()
+        shas.append((os.fsdecode(path), mode.decode(), sha.decode()))
+    if not shas:
+        return tree
+    # One cat-file for all blobs: ls-tree + show per file would be slow.
+    batch = subprocess.run(["git", "--git-dir", str(bare), "cat-file", "--batch"],
+                           input="".join(sha + "\n" for _p, _m, sha in shas).encode(),
+                           capture_output=True, check=True).stdout
+    position = 0
+    for path, mode, _sha in shas:
+        header_end = batch.index(b"\n", position)
+        size = int(batch[position:header_end].split()[2])
+        data = batch[header_end + 1:header_end + 1 + size]
+        position = header_end + 1 + size + 1
+        tree[path] = (mode, data)
+    return tree
+
+
+def plain_tree(root: Path) -> dict[str, tuple[str, bytes]]:
+    """The same shape for a plain directory; an empty directory is DIR/.keep as GitFS stores it."""
+    tree = {}
+    for directory, dirs, files in os.walk(root):
+        rel = os.path.relpath(directory, root)
+        rel = "" if rel == "." else rel + "/"
+        for name in dirs + files:
+            full = os.path.join(directory, name)
+            st = os.lstat(full)
+            if os.path.islink(full):
+                tree[rel + name] = ("120000", os.fsencode(os.readlink(full)))
+            elif os.path.isfile(full):
+                tree[rel + name] = ("100755" if st.st_mode & 0o100 else "100644", Path(full).read_bytes())
+        if rel and not dirs and not files:
+            tree[rel + KEEP] = ("100644", b"")
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(directory, d))]
+    return tree
+
+
+def without_redundant_keeps(tree: dict) -> dict:
+    """Drop DIR/.keep where DIR holds something else too (GitFS leaves them; harmless)."""
+    dirs_with_content = set()
+    for path in tree:
+        parent = os.path.dirname(path) if os.path.basename(path) != KEEP else os.path.dirname(os.path.dirname(path))
+        while parent not in dirs_with_content:
+            dirs_with_content.add(parent)
+            if not parent:
+                break
+            parent = os.path.dirname(parent)
+    return {p: v for p, v in tree.items()
+            if not (os.path.basename(p) == KEEP and os.path.dirname(p) in dirs_with_content)}
+
+
+def wait_synced(mount, timeout=60.0, settle=1.5):
+    """Until the mount has nothing pending and the remote's head stopped moving for `settle` s."""
+    last = [None, time.monotonic()]
+
+    def synced():
+        try:
+            pending = read_status(mount)["pending"]
+        except (OSError, ValueError):
+            return False
+        head = mount.remote.head()
+        local = git("rev-parse", "main", cwd=mount.repo_path, check=False).strip()
+        if head != last[0]:
+            last[0], last[1] = head, time.monotonic()
+        return (pending["commits_not_pushed"] == 0 and pending["changes_not_committed"] == 0
+                and head == local and time.monotonic() - last[1] >= settle)
+
+    wait_for(synced, timeout=timeout, interval=0.2, message="the mount to finish syncing")

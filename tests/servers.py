@@ -1,0 +1,295 @@
+"""Real servers on 127.0.0.1 for the tests, each in a process group of its own.
+
+- `SshServer`: OpenSSH's sshd with its own host key, authorized_keys and pid file in a
+  temporary directory; remotes are reached over ssh://.
+- `GitDaemon`: `git daemon` serving a directory (git://), receive-pack enabled.
+- `HttpServer`: nginx + fcgiwrap + `git http-backend`, basic auth (htpasswd), plain
+  HTTP and HTTPS (with a certificate the test CA fixture signs).
+
+Every server starts with `start_new_session=True`, so it and whatever it forks
+(fcgiwrap's workers, sshd's and git daemon's per-connection children, nginx's
+worker) share one process group; `stop_group` ends the whole group and checks
+that no member is left. The fixtures in remotes/conftest.py stop their servers in
+a `finally`, so a failing test or a server that fails to start leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers import wait_for
+
+SSHD = "/usr/sbin/sshd"
+GIT_HTTP_BACKEND = "/usr/lib/git-core/git-http-backend"
+HTTP_USER = "alice"
+HTTP_PASSWORD = "s3cret-Pa55"
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def port_open(host: str, port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.5):
+        return True
+    return False
+
+
+def need(*programs: str) -> None:
+    for program in programs:
+        if not (os.path.exists(program) if program.startswith("/") else shutil.which(program)):
+            pytest.skip(f"{program} is not installed (apt install the package that provides it)")
+
+
+def run(*args, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([str(arg) for arg in args], check=True, capture_output=True, text=True, **kwargs)
+
+
+def start_server(command: list, **popen) -> subprocess.Popen:
+    """Start a server in a new session (its own process group), for stop_group."""
+    return subprocess.Popen([str(arg) for arg in command], start_new_session=True, **popen)
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (not zombie) processes in process group `pgid`."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        state, group = fields[0], int(fields[2])
+        if group == pgid and state != "Z":
+            members.append(int(entry))
+    return members
+
+
+def stop_group(process: subprocess.Popen, timeout: float = 10) -> None:
+    """End a server started by start_server and everything it forked: SIGTERM to the group,
+    SIGKILL to what is left after `timeout` s; fails if a member of the group survives."""
+    pgid = process.pid
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signal.SIGTERM)
+    try:
+        wait_for(lambda: not group_members(pgid), timeout=timeout, interval=0.05,
+                 message=f"process group {pgid} ({process.args[0]}) to exit")
+    except AssertionError:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)
+    process.wait(timeout)
+    wait_for(lambda: not group_members(pgid), timeout=timeout, interval=0.05,
+             message=f"process group {pgid} ({process.args[0]}) to exit after SIGKILL")
+
+
+# -- SSH ---------------------------------------------------------------------------------
+
+class KeyPair:
+    def __init__(self, directory: Path, name: str, passphrase: str = "", kind: str = "ed25519"):
+        self.private = directory / name
+        self.public = directory / (name + ".pub")
+        self.passphrase = passphrase
+        run("ssh-keygen", "-q", "-t", kind, "-N", passphrase, "-C", name, "-f", self.private)
+
+    def public_line(self) -> str:
+        return self.public.read_text().strip()
+
+
+class SshServer:
+    """One sshd on host:port; stop() and start() keep the port and the host key."""
+
+    def __init__(self, directory: Path, authorized: list[KeyPair], host: str = "127.0.0.1", port: int = 0):
+        self.directory = directory
+        self.host = host
+        self.port = port or free_port(host)
+        self.host_key = directory / "ssh_host_ed25519_key"
+        run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", self.host_key)
+        (directory / "authorized_keys").write_text("".join(key.public_line() + "\n" for key in authorized))
+        self.log = directory / "sshd.log"
+        self.config = directory / "sshd_config"
+        self.config.write_text(
+            f"ListenAddress {host}\n"
+            f"HostKey {self.host_key}\n"
+            f"AuthorizedKeysFile {directory / 'authorized_keys'}\n"
+            f"PidFile {directory / 'sshd.pid'}\n"
+            "StrictModes no\nUsePAM no\nPermitRootLogin yes\n"
+            "PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
+            "PrintMotd no\nLogLevel VERBOSE\n")
+        self.process: subprocess.Popen | None = None
+
+    def known_hosts_line(self) -> str:
+        kind, key = Path(str(self.host_key) + ".pub").read_text().split()[:2]
+        name = self.host if self.port == 22 else f"[{self.host}]:{self.port}"
+        return f"{name} {kind} {key}\n"
+
+    def start(self) -> None:
+        with open(self.log, "ab") as log:
+            self.process = start_server([SSHD, "-D", "-e", "-f", self.config, "-p", self.port],
+                                        stdout=subprocess.DEVNULL, stderr=log)
+        process = self.process
+        wait_for(lambda: port_open(self.host, self.port) or process.poll() is not None, timeout=10, message="sshd")
+        if process.poll() is not None:
+            raise AssertionError(f"sshd exited: {self.log.read_text()}")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            stop_group(self.process)
+            self.process = None
+
+    def url(self, path, user: str = "root") -> str:
+        return f"ssh://{user}@{self.host}:{self.port}{path}"
+
+
+def sshd_server(directory: Path, keys, **where) -> SshServer:
+    """An SshServer (not started) in `directory` that lets in keys.plain, .protected and .rsa
+    of the ssh_keys fixture; `where`: host and port."""
+    need(SSHD, "ssh-keygen")
+    # sshd refuses to start without its privilege-separation directory (empty, made by the package).
+    os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
+    return SshServer(directory, [keys.plain, keys.protected, keys.rsa], **where)
+
+# -- git daemon ---------------------------------------------------------------------------
+
+class GitDaemon:
+    """`git daemon` serving base_path on 127.0.0.1 (receive-pack enabled); stop()/start() at will,
+    on the same port."""
+
+    def __init__(self, base_path: Path):
+        self.base_path = base_path
+        self.port = free_port()
+        self.process: subprocess.Popen | None = None
+
+    def url(self, name: str, userinfo: str = "") -> str:
+        return f"git://{userinfo}127.0.0.1:{self.port}/{name}"
+
+    def start(self) -> None:
+        self.process = start_server(
+            ["git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack", "--listen=127.0.0.1",
+             f"--port={self.port}", f"--base-path={self.base_path}", self.base_path],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = self.process
+        wait_for(lambda: port_open("127.0.0.1", self.port) or process.poll() is not None, timeout=15,
+                 message="git daemon")
+        if process.poll() is not None:
+            raise AssertionError(f"git daemon exited with {process.returncode}")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            stop_group(self.process)
+            self.process = None
+
+
+# -- HTTP(S): nginx + fcgiwrap + git http-backend ------------------------------------------
+
+class HttpServer:
+    def __init__(self, directory: Path, project_root: Path, test_ca):
+        self.directory = directory
+        self.http_port = free_port()
+        self.https_port = free_port()
+        self.htpasswd = directory / "htpasswd"
+        self.set_password(HTTP_PASSWORD)
+        fcgi_socket = directory / "fcgiwrap.sock"
+        self.fcgi_socket = fcgi_socket
+        for name in ("body", "fastcgi", "proxy", "uwsgi", "scgi"):
+            (directory / name).mkdir()
+        location = f"""
+            location / {{
+                auth_basic "git";
+                auth_basic_user_file {self.htpasswd};
+                client_max_body_size 0;
+                fastcgi_pass unix:{fcgi_socket};
+                fastcgi_param SCRIPT_FILENAME {GIT_HTTP_BACKEND};
+                fastcgi_param GIT_PROJECT_ROOT {project_root};
+                fastcgi_param GIT_HTTP_EXPORT_ALL "";
+                fastcgi_param PATH_INFO $uri;
+                fastcgi_param REMOTE_USER $remote_user;
+                fastcgi_param QUERY_STRING $query_string;
+                fastcgi_param REQUEST_METHOD $request_method;
+                fastcgi_param CONTENT_TYPE $content_type;
+                fastcgi_param CONTENT_LENGTH $content_length;
+                fastcgi_param HTTP_GIT_PROTOCOL $http_git_protocol;
+                fastcgi_param SERVER_PROTOCOL $server_protocol;
+                fastcgi_param GATEWAY_INTERFACE CGI/1.1;
+            }}"""
+        self.config = directory / "nginx.conf"
+        self.config.write_text(f"""
+user root root;
+worker_processes 1;
+daemon off;
+pid {directory / 'nginx.pid'};
+error_log {directory / 'error.log'} info;
+events {{ worker_connections 64; }}
+http {{
+    access_log {directory / 'access.log'};
+    client_body_temp_path {directory / 'body'};
+    fastcgi_temp_path {directory / 'fastcgi'};
+    proxy_temp_path {directory / 'proxy'};
+    uwsgi_temp_path {directory / 'uwsgi'};
+    scgi_temp_path {directory / 'scgi'};
+    server {{
+        listen 127.0.0.1:{self.http_port};
+        {location}
+    }}
+    server {{
+        listen 127.0.0.1:{self.https_port} ssl;
+        ssl_certificate {test_ca.server_cert};
+        ssl_certificate_key {test_ca.server_key};
+        {location}
+    }}
+}}
+""")
+        self.processes: list[subprocess.Popen] = []
+
+    def set_password(self, password: str, user: str = HTTP_USER) -> None:
+        hashed = run("openssl", "passwd", "-apr1", password).stdout.strip()
+        self.htpasswd.write_text(f"{user}:{hashed}\n")
+
+    def start(self) -> None:
+        with open(self.directory / "fcgiwrap.log", "ab") as log:
+            fcgi = start_server(["fcgiwrap", "-c", "4", "-s", f"unix:{self.fcgi_socket}"],
+                                stdout=subprocess.DEVNULL, stderr=log)
+        self.processes.append(fcgi)
+        wait_for(lambda: self.fcgi_socket.exists() or fcgi.poll() is not None, timeout=10, message="fcgiwrap")
+        with open(self.directory / "nginx.log", "ab") as log:
+            nginx = start_server(["nginx", "-p", self.directory, "-c", self.config,
+                                  "-e", self.directory / "error.log"],
+                                 stdout=subprocess.DEVNULL, stderr=log)
+        self.processes.append(nginx)
+        wait_for(lambda: (port_open("127.0.0.1", self.http_port) and port_open("127.0.0.1", self.https_port))
+                 or nginx.poll() is not None, timeout=10, message="nginx")
+        if nginx.poll() is not None or fcgi.poll() is not None:
+            raise AssertionError(f"nginx or fcgiwrap exited: {(self.directory / 'nginx.log').read_text()}"
+                                 f"{(self.directory / 'error.log').read_text()}")
+
+    def stop(self) -> None:
+        """nginx first (no new requests), then fcgiwrap and its workers; each as a whole group."""
+        try:
+            while self.processes:
+                stop_group(self.processes[-1])
+                self.processes.pop()
+        finally:
+            for process in self.processes:  # one group outlived SIGKILL: still end the others
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+            with contextlib.suppress(FileNotFoundError):
+                self.fcgi_socket.unlink()
+
+    def http_url(self, name: str) -> str:
+        return f"http://127.0.0.1:{self.http_port}/{name}"
+
+    def https_url(self, name: str, host: str = "127.0.0.1") -> str:
+        return f"https://{host}:{self.https_port}/{name}"
+
+

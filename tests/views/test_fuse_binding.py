@@ -1,0 +1,176 @@
+"""Layer 2: GitFSFUSE (gitfs/fuse_binding.py) against the mfusepy that is installed.
+
+GitFSFUSE overrides an mfusepy internal (`FUSE.readdir_fuse_3`) and calls others
+(`FUSE._readdir`, `c_stat`, `set_st_attrs`, the attributes `FUSE.__init__` sets,
+the `fuse_fill_dir_t` filler); the Router sets fields of libfuse's structs
+through mfusepy's ctypes classes. None of that is public API: an mfusepy release
+may rename or reshape it. These tests pin each name and signature, then drive
+readdir_fuse_3 with mfusepy's own ctypes types (a real `fuse_fill_dir_t` filler,
+a real `fuse_file_info`), so that an upgrade fails here rather than at mount time.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import inspect
+
+import mfusepy
+import pytest
+
+from gitfs.fuse_binding import FUSE_CAP_READDIRPLUS_AUTO, FUSE_FILL_DIR_PLUS, FUSE_READDIR_PLUS, GitFSFUSE
+
+READDIR_FUSE_3 = ["self", "path", "buf", "filler", "offset", "fip", "flags"]
+
+
+def parameters(function) -> list[str]:
+    return list(inspect.signature(function).parameters)
+
+
+# -- the names and signatures -------------------------------------------------------
+
+def test_libfuse_3_so_the_override_exists():
+    # GitFSFUSE only defines readdir_fuse_3 under libfuse 3, which GitFS requires.
+    assert mfusepy.fuse_version_major == 3
+    assert "readdir_fuse_3" in GitFSFUSE.__dict__
+
+
+def test_libfuse_flag_values():
+    # libfuse 3's fuse.h and fuse_common.h; mfusepy only mentions them in comments.
+    assert FUSE_READDIR_PLUS == 1 << 0  # enum fuse_readdir_flags
+    assert FUSE_FILL_DIR_PLUS == 1 << 1  # enum fuse_fill_dir_flags
+    assert FUSE_CAP_READDIRPLUS_AUTO == 1 << 14
+
+
+def test_fuse_init_picks_the_suffixed_callback_and_sets_the_attributes_used():
+    init = mfusepy.FUSE.__init__
+    assert parameters(init)[:6] == ["self", "operations", "mountpoint", "raw_fi", "encoding", "errors"]
+    source = inspect.getsource(init)
+    # libfuse 3 callbacks are looked up as NAME + "_fuse_3" on the FUSE object ...
+    assert "name + '_fuse_3'" in source or 'name + "_fuse_3"' in source
+    # ... and a plain `readdir` beside readdir_fuse_3 is an error in FUSE.__init__.
+    assert not hasattr(mfusepy.FUSE, "readdir")
+    for attribute in ("operations", "encoding", "errors", "use_ns"):
+        assert f"self.{attribute} = " in source, attribute
+
+
+def test_overridden_and_called_methods_keep_their_signatures():
+    assert parameters(mfusepy.FUSE.readdir_fuse_3) == READDIR_FUSE_3
+    assert parameters(GitFSFUSE.readdir_fuse_3) == READDIR_FUSE_3
+    assert parameters(mfusepy.FUSE._readdir) == READDIR_FUSE_3[:-1]
+    assert parameters(mfusepy.set_st_attrs) == ["st", "attrs", "use_ns"]
+
+
+def test_the_readdir_callback_and_filler_prototypes():
+    fields = {field[0]: field[1] for field in mfusepy.fuse_operations._fields_}
+    assert fields["readdir"]._argtypes_ == (
+        ctypes.c_char_p, ctypes.c_void_p, mfusepy.fuse_fill_dir_t, mfusepy.c_off_t,
+        ctypes.POINTER(mfusepy.fuse_file_info), ctypes.c_int)
+    assert mfusepy.fuse_fill_dir_t._argtypes_ == (
+        ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(mfusepy.c_stat), mfusepy.c_off_t, ctypes.c_int)
+
+
+@pytest.mark.parametrize("struct, names", [
+    # Router.init_with_config
+    (mfusepy.fuse_config, {"entry_timeout", "attr_timeout", "negative_timeout", "auto_cache"}),
+    (mfusepy.fuse_conn_info, {"want"}),
+    # Router.open/create (raw_fi=True); noflush is optional (libfuse >= 3.11) and checked with hasattr
+    (mfusepy.fuse_file_info, {"fh", "flags", "keep_cache", "direct_io"}),
+    # what the views' stat dicts fill through set_st_attrs
+    (mfusepy.c_stat, {"st_mode", "st_ino", "st_nlink", "st_uid", "st_gid", "st_size", "st_atimespec",
+                      "st_mtimespec", "st_ctimespec"}),
+], ids=lambda value: getattr(value, "__name__", ""))
+def test_struct_fields_gitfs_sets(struct, names):
+    assert names <= {field[0] for field in struct._fields_}
+
+
+# -- readdir_fuse_3 driven with mfusepy's own ctypes types -----------------------------
+
+class Operations:
+    """The two calls GitFSFUSE makes of the operations object, recorded."""
+
+    use_ns = True
+
+    def __init__(self, plus, names):
+        self.plus, self.names, self.calls = plus, names, []
+
+    def readdir_with_attrs(self, path, fh):
+        self.calls.append(("readdir_with_attrs", path, fh))
+        return self.plus
+
+    def readdir(self, path, fh):
+        self.calls.append(("readdir", path, fh))
+        return self.names
+
+
+def binding(operations) -> GitFSFUSE:
+    """A GitFSFUSE without a mount: the attributes FUSE.__init__ sets, set by hand (pinned above)."""
+    fuse = GitFSFUSE.__new__(GitFSFUSE)
+    fuse.operations = operations
+    fuse.encoding, fuse.errors = "utf-8", "surrogateescape"
+    fuse.use_ns = operations.use_ns
+    return fuse
+
+
+class Filler:
+    """A real fuse_fill_dir_t that records each entry; reports "buffer full" after `room` entries."""
+
+    def __init__(self, room=1000):
+        self.room, self.entries = room, []
+        self.callback = mfusepy.fuse_fill_dir_t(self._fill)
+
+    def _fill(self, buf, name, st, offset, flags):
+        if len(self.entries) >= self.room:
+            return 1
+        stat = None
+        if st:
+            contents = st.contents
+            stat = (contents.st_mode, contents.st_size, contents.st_mtimespec.tv_sec, contents.st_mtimespec.tv_nsec)
+        self.entries.append((name.decode(), stat, offset, flags))
+        return 0
+
+
+def file_info(fh: int):
+    info = mfusepy.fuse_file_info()
+    info.fh = fh
+    return ctypes.pointer(info)
+
+
+ATTRS = {"st_mode": 0o40555, "st_size": 4096, "st_mtime": 1_700_000_000_123_456_789, "st_nlink": 2}
+PLUS = [(".", ATTRS), ("..", None), ("2026-12-03", ATTRS), "plain-name", ("éte", {**ATTRS, "st_size": 7})]
+
+
+def test_readdirplus_fills_attributes_and_positions():
+    operations = Operations(PLUS, [])
+    filler = Filler()
+    assert binding(operations).readdir_fuse_3(b"/history", None, filler.callback, 0, file_info(7),
+                                              FUSE_READDIR_PLUS) == 0
+    stat = (0o40555, 4096, 1_700_000_000, 123_456_789)
+    assert filler.entries == [
+        (".", stat, 1, FUSE_FILL_DIR_PLUS),
+        ("..", None, 2, 0),
+        ("2026-12-03", stat, 3, FUSE_FILL_DIR_PLUS),
+        ("plain-name", None, 4, 0),
+        ("éte", (0o40555, 7, 1_700_000_000, 123_456_789), 5, FUSE_FILL_DIR_PLUS),
+    ]
+    assert operations.calls == [("readdir_with_attrs", "/history", 7)]
+
+
+def test_a_full_buffer_resumes_at_the_offset_asked_from_the_kept_listing():
+    operations = Operations(PLUS, [])
+    fuse = binding(operations)
+    first = Filler(room=2)
+    fuse.readdir_fuse_3(b"/history", None, first.callback, 0, file_info(7), FUSE_READDIR_PLUS)
+    assert [entry[0] for entry in first.entries] == [".", ".."]
+    rest = Filler()
+    fuse.readdir_fuse_3(b"/history", None, rest.callback, 2, file_info(7), FUSE_READDIR_PLUS)
+    assert [(entry[0], entry[2]) for entry in rest.entries] == [("2026-12-03", 3), ("plain-name", 4), ("éte", 5)]
+    assert operations.calls == [("readdir_with_attrs", "/history", 7)]  # the second call used the kept listing
+
+
+def test_plain_readdir_goes_through_mfusepys_own_readdir():
+    operations = Operations(PLUS, [".", "..", "file"])
+    filler = Filler()
+    assert binding(operations).readdir_fuse_3(b"/current", None, filler.callback, 0, file_info(3), 0) == 0
+    assert [(name, offset, flags) for name, _stat, offset, flags in filler.entries] == [
+        (".", 0, 0), ("..", 0, 0), ("file", 0, 0)]
+    assert operations.calls == [("readdir", "/current", 3)]
