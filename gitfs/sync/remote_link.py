@@ -71,10 +71,10 @@ class RemoteLink:
 
     def _report(self, action: str, error: Optional[RemoteError]) -> None:
         if self._status is not None:
-            if action == "fetch":
-                self._status.fetch_ok() if error is None else self._status.fetch_failed(str(error))
+            if error is None:
+                (self._status.fetch_ok if action == "fetch" else self._status.push_ok)()
             else:
-                self._status.push_ok() if error is None else self._status.push_failed(str(error))
+                (self._status.fetch_failed if action == "fetch" else self._status.push_failed)(str(error))
         with self._failing_lock:
             before, now = self._failing[action], (None if error is None else str(error))
             self._failing[action] = now
