@@ -13,6 +13,9 @@ from gitfs.repo.errors import SettingError
 
 BEGIN = "# >>> gitfs: ignore_file and hard_ignore (rewritten at every mount)"
 END = "# <<< gitfs"
+# libfuse renames a file that is unlinked while still open to .fuse_hiddenNNNN and
+# unlinks it when the last handle closes: never the user's file, never committed.
+ALWAYS_IGNORED = [".fuse_hidden*"]
 
 
 def install_extra_ignores(repo_path: str, ignore_file: str, hard_ignore: str) -> None:
@@ -24,10 +27,11 @@ def install_extra_ignores(repo_path: str, ignore_file: str, hard_ignore: str) ->
         except OSError as error:
             raise SettingError(f"option ignore_file: cannot read {ignore_file}: {error.strerror}") from None
     rules.extend(pattern for pattern in hard_ignore.split("|") if pattern.strip())
+    rules.extend(ALWAYS_IGNORED)
     exclude = os.path.join(repo_path, ".git", "info", "exclude")
     os.makedirs(os.path.dirname(exclude), exist_ok=True)
     kept = _without_our_section(exclude)
-    section = [BEGIN, *rules, END] if rules else []
+    section = [BEGIN, *rules, END]
     with open(exclude, "w", encoding="utf-8") as handle:
         handle.write("\n".join(kept + section) + "\n")
 

@@ -582,3 +582,23 @@ def test_local_commits_appear_in_history(remote, mount_gitfs):
                if any(e.endswith(sha[:10]) for e in os.listdir(mount.history / d)))
     entry = next(e for e in os.listdir(mount.history / day) if e.endswith(sha[:10]))
     assert (mount.history / day / entry / "new_file").read_text() == "hello\n"
+
+
+def test_a_file_unlinked_while_open_is_never_committed_under_a_hidden_name(remote, mount_gitfs):
+    # libfuse keeps a file unlinked while open as .fuse_hiddenNNNN until its last close.
+    mount = mount_gitfs(remote, sync_timeout=0.3)
+    fd = os.open(mount.current / "scratch", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, b"temporary\n")
+        os.unlink(mount.current / "scratch")
+        assert any(name.startswith(".fuse_hidden") for name in os.listdir(mount.repo_path))
+        (mount.current / "marker").write_text("m\n")
+        wait_for(lambda: "marker" in remote.files(), message="the marker")
+        assert os.pread(fd, 100, 0) == b"temporary\n"  # still readable while open
+    finally:
+        os.close(fd)
+    (mount.current / "second").write_text("s\n")
+    wait_for(lambda: "second" in remote.files(), message="the second marker")
+    ever_committed = git("--git-dir", str(remote.bare), "log", "--format=", "--name-only", remote.branch)
+    assert ".fuse_hidden" not in ever_committed
+    assert not [message for message in remote.log() if ".fuse_hidden" in message]
