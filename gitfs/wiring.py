@@ -26,6 +26,7 @@ from gitfs.sync.status import SyncStatus
 from gitfs.sync.sync_worker import SyncWorker
 from gitfs.views.base import Owner, statvfs_dict
 from gitfs.views.commit import CommitView
+from gitfs.views.commit_link import CommitLinkView
 from gitfs.views.current import CurrentView
 from gitfs.views.history import HistoryView
 from gitfs.views.index import IndexView
@@ -153,3 +154,6 @@ class Views:
             raise FuseOSError(errno.ENOENT)  # not cached: lru_cache keeps no exceptions
         commit, commit_time = found
         return CommitView(self.owner, self.repo, self.handles, commit=commit, commit_time=commit_time)
+
+    def commit_link(self, sha: str) -> CommitLinkView:
+        return CommitLinkView(self.owner, self.days, sha=sha)
