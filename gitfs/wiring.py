@@ -20,6 +20,7 @@ from gitfs.routes import build_routes
 from gitfs.sync.cycle import OpenFiles, SyncCycle
 from gitfs.sync.fetch_worker import FetchWorker
 from gitfs.sync.jobs import CommitJob, PendingJobs
+from gitfs.sync.metrics import Metrics
 from gitfs.sync.remote_link import RemoteLink
 from gitfs.sync.state import SyncState
 from gitfs.sync.status import SyncStatus
@@ -30,7 +31,7 @@ from gitfs.views.commit_link import CommitLinkView
 from gitfs.views.current import CurrentView
 from gitfs.views.history import HistoryView
 from gitfs.views.index import IndexView
-from gitfs.views.status import StatusView
+from gitfs.views.status import METRICS_FILE, STATUS_FILE, StatusView
 
 log = logging.getLogger(__name__)
 
@@ -59,10 +60,11 @@ class Mount:
         self.days = CommitDays(repo.branch_tip, repo.walk_commits, repo.is_ancestor)
         self.status = SyncStatus(remote=remote_ops.redact_url(options.remote_url), branch=repo.branch,
                                  pending=self.pending)
-        remote = RemoteLink(repo, credentials, status=self.status)
+        self.metrics = Metrics(pending=self.pending)
+        remote = RemoteLink(repo, credentials, status=self.status, metrics=self.metrics)
         cycle = SyncCycle(repo, self.state, self.jobs, remote, signature=self.signature,
                           open_files=OpenFiles(paths=self.handles.open_paths, dirty_paths=self.handles.dirty_paths),
-                          conflicts=self.status)
+                          conflicts=self.status, metrics=self.metrics)
         self.sync_worker = SyncWorker(cycle, self.jobs, self.state, writers=self.handles.writers,
                                       dirty_open_paths=self.handles.dirty_paths, sync_timeout=options.sync_timeout,
                                       recover=recovered_jobs, final_seconds=UNMOUNT_PUSH_SECONDS)
@@ -128,10 +130,12 @@ class Views:
         self.jobs = mount.jobs
         self.days = mount.days
         self.sync_status = mount.status
+        self.metrics = mount.metrics
         self.mount_time = mount.mount_time
 
     def status(self) -> StatusView:
-        return StatusView(self.owner, self.sync_status, self.handles, mount_time=self.mount_time)
+        files = {STATUS_FILE: self.sync_status.render, METRICS_FILE: self.metrics.render}
+        return StatusView(self.owner, files, self.handles, mount_time=self.mount_time)
 
     def current(self) -> CurrentView:
         extra = (self.options.history_path,) if not self.options.current_path else ()
