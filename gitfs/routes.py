@@ -17,12 +17,14 @@ DAY = r"\d{4}-\d{2}-\d{2}"  # history/2026-12-03
 COMMIT_FOLDER = r"\d{2}-\d{2}-\d{2}-[0-9a-f]{10}"  # history/DAY/14-32-12-eb18db93bc
 COMMIT_ID = r"[0-9a-f]{7,40}"  # history/eb18db93bc4f: a link to the commit's folder
 STATUS_DIR = ".gitfs"  # MOUNTPOINT/.gitfs/status, not listed, opens by name
+CONFLICTS_DIR = "conflicts"  # MOUNTPOINT/.gitfs/conflicts/<time>/PATH: the remote's versions that lost
 
 
 class ViewFactory(Protocol):
     """Builds each kind of view; the mount gives every view what it needs."""
 
     def status(self) -> Any: ...
+    def conflicts(self) -> Any: ...
     def commit(self, day: str, name: str) -> Any: ...
     def commit_link(self, sha: str) -> Any: ...
     def day(self, day: str) -> Any: ...
@@ -34,13 +36,14 @@ class ViewFactory(Protocol):
 @dataclass(frozen=True)
 class Route:
     pattern: Pattern[str]
-    name: str  # for logs and tests: "status", "commit", "commit_link", "day", "history", "current" or "index"
+    name: str  # for logs and tests: "conflicts", "status", "commit", "commit_link", "day", "history", ...
     build: Callable[[dict[str, str]], Any]  # the regex's named groups -> the view
 
 
 def build_routes(views: ViewFactory, *, current_path: str, history_path: str) -> list[Route]:
     history = re.escape(history_path)
     table: list[tuple[str, str, Callable[[dict[str, str]], Any]]] = [
+        (rf"^/{re.escape(STATUS_DIR)}/{CONFLICTS_DIR}{BOUNDARY}", "conflicts", lambda groups: views.conflicts()),
         (rf"^/{re.escape(STATUS_DIR)}{BOUNDARY}", "status", lambda groups: views.status()),
         (rf"^/{history}/(?P<day>{DAY})/(?P<name>{COMMIT_FOLDER}){BOUNDARY}", "commit",
          lambda groups: views.commit(groups["day"], groups["name"])),

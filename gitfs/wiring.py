@@ -13,21 +13,23 @@ from mfusepy import FuseOSError
 from gitfs.handles import HandleTable
 from gitfs.options import Options
 from gitfs.repo import remote as remote_ops
+from gitfs.repo.conflicts import ConflictLog
 from gitfs.repo.days import CommitDays
 from gitfs.repo.repository import Repository
 from gitfs.router import Router
-from gitfs.routes import build_routes
+from gitfs.routes import CONFLICTS_DIR, build_routes
 from gitfs.sync.cycle import OpenFiles, SyncCycle
 from gitfs.sync.fetch_worker import FetchWorker
 from gitfs.sync.jobs import CommitJob, PendingJobs
 from gitfs.sync.metrics import Metrics
 from gitfs.sync.remote_link import RemoteLink
 from gitfs.sync.state import SyncState
-from gitfs.sync.status import SyncStatus
+from gitfs.sync.status import ConflictRecorder, SyncStatus
 from gitfs.sync.sync_worker import SyncWorker
 from gitfs.views.base import Owner, statvfs_dict
 from gitfs.views.commit import CommitView
 from gitfs.views.commit_link import CommitLinkView
+from gitfs.views.conflicts import ConflictsView
 from gitfs.views.current import CurrentView
 from gitfs.views.history import HistoryView
 from gitfs.views.index import IndexView
@@ -60,11 +62,12 @@ class Mount:
         self.days = CommitDays(repo.branch_tip, repo.walk_commits, repo.is_ancestor)
         self.status = SyncStatus(remote=remote_ops.redact_url(options.remote_url), branch=repo.branch,
                                  pending=self.pending)
+        self.conflict_log = ConflictLog(repo)
         self.metrics = Metrics(pending=self.pending)
         remote = RemoteLink(repo, credentials, status=self.status, metrics=self.metrics)
         cycle = SyncCycle(repo, self.state, self.jobs, remote, signature=self.signature,
                           open_files=OpenFiles(paths=self.handles.open_paths, dirty_paths=self.handles.dirty_paths),
-                          conflicts=self.status, metrics=self.metrics)
+                          conflicts=ConflictRecorder(self.conflict_log, self.status), metrics=self.metrics)
         self.sync_worker = SyncWorker(cycle, self.jobs, self.state, writers=self.handles.writers,
                                       dirty_open_paths=self.handles.dirty_paths, sync_timeout=options.sync_timeout,
                                       recover=recovered_jobs, final_seconds=UNMOUNT_PUSH_SECONDS)
@@ -131,11 +134,15 @@ class Views:
         self.days = mount.days
         self.sync_status = mount.status
         self.metrics = mount.metrics
+        self.conflict_log = mount.conflict_log
         self.mount_time = mount.mount_time
 
     def status(self) -> StatusView:
         files = {STATUS_FILE: self.sync_status.render, METRICS_FILE: self.metrics.render}
-        return StatusView(self.owner, files, self.handles, mount_time=self.mount_time)
+        return StatusView(self.owner, files, self.handles, mount_time=self.mount_time, folders=(CONFLICTS_DIR,))
+
+    def conflicts(self) -> ConflictsView:
+        return ConflictsView(self.owner, self.conflict_log, self.repo, self.handles, mount_time=self.mount_time)
 
     def current(self) -> CurrentView:
         extra = (self.options.history_path,) if not self.options.current_path else ()
