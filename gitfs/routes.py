@@ -18,6 +18,7 @@ COMMIT_FOLDER = r"\d{2}-\d{2}-\d{2}-[0-9a-f]{10}"  # history/DAY/14-32-12-eb18db
 COMMIT_ID = r"[0-9a-f]{7,40}"  # history/eb18db93bc4f: a link to the commit's folder
 STATUS_DIR = ".gitfs"  # MOUNTPOINT/.gitfs/status, not listed, opens by name
 CONFLICTS_DIR = "conflicts"  # MOUNTPOINT/.gitfs/conflicts/<time>/PATH: the remote's versions that lost
+VERSIONS_DIR = "versions"  # MOUNTPOINT/.gitfs/versions/PATH/<time>-<sha10>: every version of a file
 
 
 class ViewFactory(Protocol):
@@ -25,6 +26,7 @@ class ViewFactory(Protocol):
 
     def status(self) -> Any: ...
     def conflicts(self) -> Any: ...
+    def versions(self) -> Any: ...
     def commit(self, day: str, name: str) -> Any: ...
     def commit_link(self, sha: str) -> Any: ...
     def day(self, day: str) -> Any: ...
@@ -36,7 +38,7 @@ class ViewFactory(Protocol):
 @dataclass(frozen=True)
 class Route:
     pattern: Pattern[str]
-    name: str  # for logs and tests: "conflicts", "status", "commit", "commit_link", "day", "history", ...
+    name: str  # for logs and tests: "conflicts", "versions", "status", "commit", "commit_link", "day", "history", ...
     build: Callable[[dict[str, str]], Any]  # the regex's named groups -> the view
 
 
@@ -44,6 +46,7 @@ def build_routes(views: ViewFactory, *, current_path: str, history_path: str) ->
     history = re.escape(history_path)
     table: list[tuple[str, str, Callable[[dict[str, str]], Any]]] = [
         (rf"^/{re.escape(STATUS_DIR)}/{CONFLICTS_DIR}{BOUNDARY}", "conflicts", lambda groups: views.conflicts()),
+        (rf"^/{re.escape(STATUS_DIR)}/{VERSIONS_DIR}{BOUNDARY}", "versions", lambda groups: views.versions()),
         (rf"^/{re.escape(STATUS_DIR)}{BOUNDARY}", "status", lambda groups: views.status()),
         (rf"^/{history}/(?P<day>{DAY})/(?P<name>{COMMIT_FOLDER}){BOUNDARY}", "commit",
          lambda groups: views.commit(groups["day"], groups["name"])),

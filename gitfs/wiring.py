@@ -16,8 +16,9 @@ from gitfs.repo import remote as remote_ops
 from gitfs.repo.conflicts import ConflictLog
 from gitfs.repo.days import CommitDays
 from gitfs.repo.repository import Repository
+from gitfs.repo.versions import FileVersions
 from gitfs.router import Router
-from gitfs.routes import CONFLICTS_DIR, build_routes
+from gitfs.routes import CONFLICTS_DIR, VERSIONS_DIR, build_routes
 from gitfs.sync.cycle import OpenFiles, SyncCycle
 from gitfs.sync.fetch_worker import FetchWorker
 from gitfs.sync.jobs import CommitJob, PendingJobs
@@ -34,6 +35,7 @@ from gitfs.views.current import CurrentView
 from gitfs.views.history import HistoryView
 from gitfs.views.index import IndexView
 from gitfs.views.status import METRICS_FILE, STATUS_FILE, StatusView
+from gitfs.views.versions import VersionsView
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +65,7 @@ class Mount:
         self.status = SyncStatus(remote=remote_ops.redact_url(options.remote_url), branch=repo.branch,
                                  pending=self.pending)
         self.conflict_log = ConflictLog(repo)
+        self.versions = FileVersions(repo)
         self.metrics = Metrics(pending=self.pending)
         remote = RemoteLink(repo, credentials, status=self.status, metrics=self.metrics)
         cycle = SyncCycle(repo, self.state, self.jobs, remote, signature=self.signature,
@@ -135,11 +138,16 @@ class Views:
         self.sync_status = mount.status
         self.metrics = mount.metrics
         self.conflict_log = mount.conflict_log
+        self.file_versions = mount.versions
         self.mount_time = mount.mount_time
 
     def status(self) -> StatusView:
         files = {STATUS_FILE: self.sync_status.render, METRICS_FILE: self.metrics.render}
-        return StatusView(self.owner, files, self.handles, mount_time=self.mount_time, folders=(CONFLICTS_DIR,))
+        return StatusView(self.owner, files, self.handles, mount_time=self.mount_time,
+                          folders=(CONFLICTS_DIR, VERSIONS_DIR))
+
+    def versions(self) -> VersionsView:
+        return VersionsView(self.owner, self.repo, self.file_versions, self.handles, mount_time=self.mount_time)
 
     def conflicts(self) -> ConflictsView:
         return ConflictsView(self.owner, self.conflict_log, self.repo, self.handles, mount_time=self.mount_time)

@@ -36,7 +36,7 @@ def git_show(remote, rev, path) -> bytes:
 
 def test_the_remote_version_that_lost_is_a_read_only_file(remote, mount_gitfs):
     mount = mount_gitfs(remote, sync_timeout=60, fetch_timeout=60)
-    assert sorted(os.listdir(mount.path / ".gitfs")) == ["conflicts", "metrics", "status"]
+    assert sorted(os.listdir(mount.path / ".gitfs")) == ["conflicts", "metrics", "status", "versions"]
     assert os.listdir(mount.path / ".gitfs" / "conflicts") == []
     theirs = make_conflict(mount, remote, {"testing": "mine\n", "docs/deep/notes.txt": "my notes\n"},
                            {"testing": "theirs\n", "docs/deep/notes.txt": "their notes, longer\n"})
