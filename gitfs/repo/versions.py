@@ -71,26 +71,30 @@ class FileVersions:
 
     def versions(self, path: str) -> list[Version]:
         """The versions of path ("a/b.txt") on the branch, oldest first; [] if none."""
-        parts = [part for part in path.split("/") if part]
-        if not parts:
-            return []
         with self._lock:
-            self._refresh()
-            key = "/".join(parts)
-            index = self._paths.pop(key, None) or _PathIndex()
-            self._paths[key] = index  # the newest in the LRU
-            while len(self._paths) > self.cache_size:
-                self._paths.popitem(last=False)
-            if index.upto < len(self._line):
-                self._extend(index, parts)
-            return list(index.versions)
+            index = self._index(path)
+            return list(index.versions) if index is not None else []
 
     def version(self, path: str, name: str) -> Optional[Version]:
         """One version of path by its name, or None."""
-        self.versions(path)
         with self._lock:
-            index = self._paths.get("/".join(part for part in path.split("/") if part))
+            index = self._index(path)
             return index.by_name.get(name) if index is not None else None
+
+    def _index(self, path: str) -> Optional[_PathIndex]:
+        """The path's index, up to date with the branch (caller holds the lock)."""
+        parts = [part for part in path.split("/") if part]
+        if not parts:
+            return None
+        self._refresh()
+        key = "/".join(parts)
+        index = self._paths.pop(key, None) or _PathIndex()
+        self._paths[key] = index  # the newest in the LRU
+        while len(self._paths) > self.cache_size:
+            self._paths.popitem(last=False)
+        if index.upto < len(self._line):
+            self._extend(index, parts)
+        return index
 
     def cached_paths(self) -> int:
         """How many paths the LRU holds (at most cache_size)."""

@@ -102,6 +102,17 @@ class VersionsView(ReadOnlyView):
                                  if child.mode != FILEMODE_COMMIT)]
         return [".", "..", *(each.name for each in self.versions.versions(file_path))]
 
+    def readdir_with_attrs(self, path):
+        """readdir with each version's attributes (see fuse_binding.GitFSFUSE): `ls -l` of a
+        file with many versions needs no LOOKUP per entry. Folders of the tree give names only."""
+        item, file_path, version = self._find(path)
+        if version is not None:
+            raise FuseOSError(errno.ENOTDIR)
+        if item is None or item.mode == FILEMODE_TREE:
+            return [(name, None) for name in self.readdir(path, None)]
+        return [(".", None), ("..", None),
+                *((each.name, self._version_stat(each)) for each in self.versions.versions(file_path))]
+
     def readlink(self, path):
         _item, _file_path, version = self._find(path)
         if version is None or version.mode != FILEMODE_LINK:
