@@ -561,7 +561,7 @@ def bench_versions(bench: Bench, mount: Mount, bare: str) -> None:
     """[6b] .gitfs/versions/FILE of one file vs `git log --format=%H -- FILE` on the same history."""
     print("[6b] versions of one file vs git log -- FILE ...", flush=True)
     for number, name in enumerate(("file03.txt", "file07.txt")):
-        def gitlog() -> float:
+        def gitlog(name: str = name) -> float:
             start = time.perf_counter()
             bench.git("--git-dir", bare, "log", "--format=%H", BRANCH, "--", name)
             return time.perf_counter() - start
