@@ -45,10 +45,8 @@ class VersionsView(ReadOnlyView):
                 raise FuseOSError(errno.ENOENT)
             return None, "", None
         try:
-            item = self.repo.tree_item(tip, parts)
-        except PathNotFound:
-            item = None
-        except NotADirectory:  # a name below a file: maybe one of its versions
+            item: Optional[TreeItem] = self.repo.tree_item(tip, parts)
+        except (PathNotFound, NotADirectory):  # below a file: maybe one of its versions
             item = None
         if item is not None:
             if item.mode == FILEMODE_COMMIT:
