@@ -49,7 +49,8 @@ setup(
         "pygit2>=1.11",  # Debian 12 has 1.11 (gitfs/repo/compat.py); every git step goes through it
     ],
     extras_require={
-        "test": ["pytest>=7"],
+        # prometheus_client: its parser reads MOUNTPOINT/.gitfs/metrics in the tests, as Prometheus would.
+        "test": ["pytest>=7", "prometheus_client>=0.8"],
         # Minor versions pinned: new ruff and mypy releases add and change checks.
         "lint": ["ruff>=0.17,<0.18", "mypy>=2.4,<2.5"],
     },

@@ -107,7 +107,15 @@ def op_rtt(root: str) -> dict:
     return {"seconds": (time.perf_counter() - start) / calls}
 
 
-OPS = {"rtt": op_rtt, "list": op_list, "lsl": op_lsl, "lsr": op_lsr, "sha256": op_sha256}
+def op_versions(folder: str) -> dict:
+    """listdir of MOUNTPOINT/.gitfs/versions/PATH: the versions of one file."""
+    start = time.perf_counter()
+    names = os.listdir(folder)
+    return {"seconds": time.perf_counter() - start, "versions": len(names)}
+
+
+OPS = {"rtt": op_rtt, "list": op_list, "lsl": op_lsl, "lsr": op_lsr, "sha256": op_sha256,
+       "versions": op_versions}
 
 
 def run_op(name: str, path: str, timeout: float = OP_TIMEOUT) -> dict:
@@ -544,8 +552,28 @@ def bench_history(bench: Bench, commits: int) -> None:
         bench.row("daemon RSS after a second ls -R", fmt_mb(rss_lsr2), "—", growth(rss_lsr2, rss_lsr),
                   f"no growth{verdict(ok)}")
     bench.row("daemon peak RSS (VmHWM) over the history figures", fmt_mb(mount.rss_kb("VmHWM")), "—", "—", "")
+    bench_versions(bench, mount, bare)
     mount.unmount()
     shutil.rmtree(native, ignore_errors=True)
+
+
+def bench_versions(bench: Bench, mount: Mount, bare: str) -> None:
+    """[6b] .gitfs/versions/FILE of one file vs `git log --format=%H -- FILE` on the same history."""
+    print("[6b] versions of one file vs git log -- FILE ...", flush=True)
+    for number, name in enumerate(("file03.txt", "file07.txt")):
+        def gitlog(name: str = name) -> float:
+            start = time.perf_counter()
+            bench.git("--git-dir", bare, "log", "--format=%H", BRANCH, "--", name)
+            return time.perf_counter() - start
+        baseline = median_of(3, gitlog)
+        expected = len(bench.git("--git-dir", bare, "log", "--format=%H", BRANCH, "--", name).split())
+        listed = run_op("versions", os.path.join(mount.point, ".gitfs", "versions", name))
+        if listed["versions"] != expected:
+            bench.problem(f".gitfs/versions/{name} lists {listed['versions']} versions; git log says {expected}")
+        what = "first file, cold (reads the branch)" if number == 0 else "second file (branch known)"
+        bench.row(f"list the {expected} versions of {name}, {what}", secs(listed["seconds"]),
+                  f"{secs(baseline)} git log", ratio_x(listed["seconds"], baseline),
+                  f"≤ 2×{verdict(listed['seconds'] <= 2 * baseline)}")
 
 
 def growth(after: Optional[int], before: Optional[int]) -> str:

@@ -15,14 +15,20 @@ from typing import Any, Protocol
 BOUNDARY = r"(?=/|$)"
 DAY = r"\d{4}-\d{2}-\d{2}"  # history/2026-12-03
 COMMIT_FOLDER = r"\d{2}-\d{2}-\d{2}-[0-9a-f]{10}"  # history/DAY/14-32-12-eb18db93bc
+COMMIT_ID = r"[0-9a-f]{7,40}"  # history/eb18db93bc4f: a link to the commit's folder
 STATUS_DIR = ".gitfs"  # MOUNTPOINT/.gitfs/status, not listed, opens by name
+CONFLICTS_DIR = "conflicts"  # MOUNTPOINT/.gitfs/conflicts/<time>/PATH: the remote's versions that lost
+VERSIONS_DIR = "versions"  # MOUNTPOINT/.gitfs/versions/PATH/<time>-<sha10>: every version of a file
 
 
 class ViewFactory(Protocol):
     """Builds each kind of view; the mount gives every view what it needs."""
 
     def status(self) -> Any: ...
+    def conflicts(self) -> Any: ...
+    def versions(self) -> Any: ...
     def commit(self, day: str, name: str) -> Any: ...
+    def commit_link(self, sha: str) -> Any: ...
     def day(self, day: str) -> Any: ...
     def history(self) -> Any: ...
     def current(self) -> Any: ...
@@ -32,16 +38,21 @@ class ViewFactory(Protocol):
 @dataclass(frozen=True)
 class Route:
     pattern: Pattern[str]
-    name: str  # for logs and tests: "status", "commit", "day", "history", "current" or "index"
+    name: str  # for logs and tests: "conflicts", "versions", "status", "commit", "commit_link", "day", "history", ...
     build: Callable[[dict[str, str]], Any]  # the regex's named groups -> the view
 
 
 def build_routes(views: ViewFactory, *, current_path: str, history_path: str) -> list[Route]:
     history = re.escape(history_path)
     table: list[tuple[str, str, Callable[[dict[str, str]], Any]]] = [
+        (rf"^/{re.escape(STATUS_DIR)}/{CONFLICTS_DIR}{BOUNDARY}", "conflicts", lambda groups: views.conflicts()),
+        (rf"^/{re.escape(STATUS_DIR)}/{VERSIONS_DIR}{BOUNDARY}", "versions", lambda groups: views.versions()),
         (rf"^/{re.escape(STATUS_DIR)}{BOUNDARY}", "status", lambda groups: views.status()),
         (rf"^/{history}/(?P<day>{DAY})/(?P<name>{COMMIT_FOLDER}){BOUNDARY}", "commit",
          lambda groups: views.commit(groups["day"], groups["name"])),
+        # Before the day route, which would take any name: a day always has dashes.
+        (rf"^/{history}/(?P<sha>{COMMIT_ID}){BOUNDARY}", "commit_link",
+         lambda groups: views.commit_link(groups["sha"])),
         (rf"^/{history}/(?P<day>[^/]+){BOUNDARY}", "day", lambda groups: views.day(groups["day"])),
         (rf"^/{history}{BOUNDARY}", "history", lambda groups: views.history()),
     ]

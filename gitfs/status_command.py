@@ -6,7 +6,9 @@ import json
 import os
 
 from gitfs.errors import FatalError
-from gitfs.routes import STATUS_DIR
+from gitfs.routes import CONFLICTS_DIR, STATUS_DIR
+
+RECENT_CONFLICTS = 10  # shown one per line; the status file has up to 50, .gitfs/conflicts/ more
 
 
 def _result(entry) -> str:
@@ -32,7 +34,7 @@ def _summary(state: dict) -> str:
     return "state:       in sync"
 
 
-def format_status(state: dict) -> str:
+def format_status(state: dict, mount_point: str = "MOUNTPOINT") -> str:
     pending = state.get("pending", {})
     lines = [
         _summary(state),
@@ -45,9 +47,16 @@ def format_status(state: dict) -> str:
     error = state.get("last_error")
     if error:
         lines.append(f"last error:  {error['message']} ({error['time']})")
-    for conflict in state.get("conflicts", []):
-        lines.append(f"conflict:    kept the local {conflict['path']}; the remote's version is in "
-                     f"commit {conflict['remote_commit'][:10]} ({conflict['time']})")
+    conflicts = state.get("conflicts", [])
+    for conflict in conflicts[-RECENT_CONFLICTS:]:
+        where = f"commit {conflict['remote_commit'][:10]}"
+        if conflict.get("file"):
+            where = os.path.join(mount_point, conflict["file"]) + f" (from {where})"
+        lines.append(f"conflict:    kept the local {conflict['path']} at {conflict['time']}; "
+                     f"the remote's version is in {where}")
+    if len(conflicts) > RECENT_CONFLICTS:
+        lines.append(f"             and {len(conflicts) - RECENT_CONFLICTS} earlier conflicts: "
+                     f"{os.path.join(mount_point, STATUS_DIR, CONFLICTS_DIR)}/")
     return "\n".join(lines)
 
 
@@ -60,5 +69,5 @@ def show_status(mount_point: str) -> int:
         raise FatalError(f"{mount_point} is not a GitFS mount") from None
     except OSError as error:
         raise FatalError(f"cannot read {path}: {error.strerror}") from None
-    print(format_status(state))
+    print(format_status(state, mount_point))
     return 0

@@ -13,23 +13,29 @@ from mfusepy import FuseOSError
 from gitfs.handles import HandleTable
 from gitfs.options import Options
 from gitfs.repo import remote as remote_ops
+from gitfs.repo.conflicts import ConflictLog
 from gitfs.repo.days import CommitDays
 from gitfs.repo.repository import Repository
+from gitfs.repo.versions import FileVersions
 from gitfs.router import Router
-from gitfs.routes import build_routes
+from gitfs.routes import CONFLICTS_DIR, VERSIONS_DIR, build_routes
 from gitfs.sync.cycle import OpenFiles, SyncCycle
 from gitfs.sync.fetch_worker import FetchWorker
 from gitfs.sync.jobs import CommitJob, PendingJobs
+from gitfs.sync.metrics import Metrics
 from gitfs.sync.remote_link import RemoteLink
 from gitfs.sync.state import SyncState
-from gitfs.sync.status import SyncStatus
+from gitfs.sync.status import ConflictRecorder, SyncStatus
 from gitfs.sync.sync_worker import SyncWorker
 from gitfs.views.base import Owner, statvfs_dict
 from gitfs.views.commit import CommitView
+from gitfs.views.commit_link import CommitLinkView
+from gitfs.views.conflicts import ConflictsView
 from gitfs.views.current import CurrentView
 from gitfs.views.history import HistoryView
 from gitfs.views.index import IndexView
-from gitfs.views.status import StatusView
+from gitfs.views.status import METRICS_FILE, STATUS_FILE, StatusView
+from gitfs.views.versions import VersionsView
 
 log = logging.getLogger(__name__)
 
@@ -58,10 +64,13 @@ class Mount:
         self.days = CommitDays(repo.branch_tip, repo.walk_commits, repo.is_ancestor)
         self.status = SyncStatus(remote=remote_ops.redact_url(options.remote_url), branch=repo.branch,
                                  pending=self.pending)
-        remote = RemoteLink(repo, credentials, status=self.status)
+        self.conflict_log = ConflictLog(repo)
+        self.versions = FileVersions(repo)
+        self.metrics = Metrics(pending=self.pending)
+        remote = RemoteLink(repo, credentials, status=self.status, metrics=self.metrics)
         cycle = SyncCycle(repo, self.state, self.jobs, remote, signature=self.signature,
                           open_files=OpenFiles(paths=self.handles.open_paths, dirty_paths=self.handles.dirty_paths),
-                          conflicts=self.status)
+                          conflicts=ConflictRecorder(self.conflict_log, self.status), metrics=self.metrics)
         self.sync_worker = SyncWorker(cycle, self.jobs, self.state, writers=self.handles.writers,
                                       dirty_open_paths=self.handles.dirty_paths, sync_timeout=options.sync_timeout,
                                       recover=recovered_jobs, final_seconds=UNMOUNT_PUSH_SECONDS)
@@ -127,10 +136,21 @@ class Views:
         self.jobs = mount.jobs
         self.days = mount.days
         self.sync_status = mount.status
+        self.metrics = mount.metrics
+        self.conflict_log = mount.conflict_log
+        self.file_versions = mount.versions
         self.mount_time = mount.mount_time
 
     def status(self) -> StatusView:
-        return StatusView(self.owner, self.sync_status, self.handles, mount_time=self.mount_time)
+        files = {STATUS_FILE: self.sync_status.render, METRICS_FILE: self.metrics.render}
+        return StatusView(self.owner, files, self.handles, mount_time=self.mount_time,
+                          folders=(CONFLICTS_DIR, VERSIONS_DIR))
+
+    def versions(self) -> VersionsView:
+        return VersionsView(self.owner, self.repo, self.file_versions, self.handles, mount_time=self.mount_time)
+
+    def conflicts(self) -> ConflictsView:
+        return ConflictsView(self.owner, self.conflict_log, self.repo, self.handles, mount_time=self.mount_time)
 
     def current(self) -> CurrentView:
         extra = (self.options.history_path,) if not self.options.current_path else ()
@@ -153,3 +173,6 @@ class Views:
             raise FuseOSError(errno.ENOENT)  # not cached: lru_cache keeps no exceptions
         commit, commit_time = found
         return CommitView(self.owner, self.repo, self.handles, commit=commit, commit_time=commit_time)
+
+    def commit_link(self, sha: str) -> CommitLinkView:
+        return CommitLinkView(self.owner, self.days, sha=sha)

@@ -7,6 +7,7 @@ Names are `HH-MM-SS-<first 10 hex of the sha>` in local time, committer time.
 
 from __future__ import annotations
 
+import bisect
 import threading
 import time
 from typing import Callable, Optional
@@ -14,6 +15,7 @@ from typing import Callable, Optional
 import pygit2
 
 SHA_LENGTH = 10
+MIN_PREFIX = 7  # the shortest abbreviation of a commit id that history/ resolves (as git's default)
 
 
 def day_and_name(oid_hex: str, timestamp: int) -> tuple[str, str]:
@@ -35,6 +37,8 @@ class CommitDays:
         self._days: dict[str, list[tuple[int, str]]] = {}  # day -> [(time, name)], oldest first
         self._commits: dict[tuple[str, str], tuple[pygit2.Oid, int]] = {}  # (day, name) -> (oid, time)
         self._sorted: Optional[list[str]] = None  # days newest first; None once the index changes
+        self._by_sha: dict[str, tuple[str, str]] = {}  # full hex sha -> (day, name)
+        self._shas: Optional[list[str]] = None  # the keys of _by_sha, sorted; None once the index changes
 
     def days(self) -> list[str]:
         """Days with commits, newest first."""
@@ -87,13 +91,27 @@ class CommitDays:
             self._refresh()
             return self._commits.get((day, name))
 
+    def by_prefix(self, prefix: str) -> Optional[tuple[str, str]]:
+        """(day, name) of the one commit of the branch whose hex id starts with prefix
+        (at least MIN_PREFIX lowercase hex digits); None if none or several do."""
+        if len(prefix) < MIN_PREFIX:
+            return None
+        with self._lock:
+            self._refresh()
+            if self._shas is None:
+                self._shas = sorted(self._by_sha)
+            start = bisect.bisect_left(self._shas, prefix)
+            found = [sha for sha in self._shas[start:start + 2] if sha.startswith(prefix)]
+            return self._by_sha[found[0]] if len(found) == 1 else None
+
     def _refresh(self) -> None:
         tip = self._tip()
         if tip == self._indexed_tip:
             return
         self._sorted = None
+        self._shas = None
         if self._indexed_tip is None or tip is None or not self._is_ancestor(self._indexed_tip, tip):
-            self._days, self._commits = {}, {}
+            self._days, self._commits, self._by_sha = {}, {}, {}
             hide = None
         else:
             hide = self._indexed_tip
@@ -106,6 +124,7 @@ class CommitDays:
         for oid, timestamp in commits:  # newest first
             day, name = day_and_name(str(oid), timestamp)
             self._commits[(day, name)] = (oid, timestamp)
+            self._by_sha[str(oid)] = (day, name)
             new.setdefault(day, []).append((timestamp, name))
         for day, entries in new.items():
             entries.reverse()

@@ -21,6 +21,7 @@ from gitfs.repo.errors import PushRejected, RemoteError
 from gitfs.repo.repository import Repository
 from gitfs.repo.worktree import apply_changes, tree_changes
 from gitfs.sync.jobs import CommitJob, PendingJobs, batch_message, job_paths
+from gitfs.sync.metrics import Metrics
 from gitfs.sync.remote_link import RemoteLink
 from gitfs.sync.state import SyncState
 
@@ -56,7 +57,7 @@ class OpenFiles:
 class SyncCycle:
     def __init__(self, repo: Repository, state: SyncState, jobs: PendingJobs, remote: RemoteLink, *,
                  signature: Callable[[], pygit2.Signature], open_files: OpenFiles,
-                 conflicts: Optional[ConflictReport] = None):
+                 conflicts: Optional[ConflictReport] = None, metrics: Optional[Metrics] = None):
         self.repo = repo
         self.state = state
         self.jobs = jobs
@@ -64,6 +65,7 @@ class SyncCycle:
         self.signature = signature
         self.open_files = open_files
         self.conflict_report = conflicts
+        self.metrics = metrics
         self._known_remote = repo.remote_tip()  # the remote's tip as this mount last saw it
 
     # -- the cycle ----------------------------------------------------------------
@@ -87,12 +89,15 @@ class SyncCycle:
         if not jobs:
             return None
         message = batch_message(jobs)
+        started = time.monotonic()
         try:
             oid = self._stage_and_commit(job_paths(jobs), message)
         except BaseException:
             self.jobs.give_back(jobs)
             raise
         if oid is not None:
+            if self.metrics is not None:
+                self.metrics.commit(time.monotonic() - started)
             log.info("committed %s: %s", str(oid)[:10], message)
         return oid
 
@@ -187,6 +192,8 @@ class SyncCycle:
             self.repo.set_branch_tip(replay_tip, "gitfs: accept mine")
         if conflicts:
             log.warning("conflicts resolved with the local version: %s", ", ".join(conflicts))
+            if self.metrics is not None:
+                self.metrics.conflicts(len(conflicts))
             if self.conflict_report is not None:
                 self.conflict_report.conflicts(conflicts, remote_tip)
         return CycleResult(conflicts=tuple(conflicts))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Optional, Protocol
 
 import pygit2
@@ -17,6 +18,7 @@ import pygit2
 from gitfs.repo import remote as remote_ops
 from gitfs.repo.errors import PushRejected, RemoteError
 from gitfs.repo.repository import Repository
+from gitfs.sync.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
@@ -30,10 +32,11 @@ class StatusReport(Protocol):
 
 class RemoteLink:
     def __init__(self, repo: Repository, credentials: remote_ops.Credentials, *,
-                 status: Optional[StatusReport] = None):
+                 status: Optional[StatusReport] = None, metrics: Optional[Metrics] = None):
         self.repo = repo
         self._credentials = credentials
         self._status = status
+        self._metrics = metrics
         self._lock = threading.Lock()  # one network operation on the clone at a time
         self._failing_lock = threading.Lock()
         self._failing: dict[str, Optional[str]] = {"fetch": None, "push": None}  # the last failure, by action
@@ -42,34 +45,46 @@ class RemoteLink:
         """The remote's tip after fetching (None: the branch is gone), or RemoteError."""
         try:
             with self._lock:
-                tip = remote_ops.fetch(self.repo, self._credentials)
+                started = time.monotonic()
+                try:
+                    tip = remote_ops.fetch(self.repo, self._credentials)
+                finally:
+                    took = time.monotonic() - started
         except RemoteError as error:
-            self._report("fetch", error)
+            self._report("fetch", error, took)
             raise
-        self._report("fetch", None)
+        self._report("fetch", None, took)
         return tip
 
     def push(self) -> None:
         """Push the branch without force: PushRejected if the remote moved, RemoteError if it failed."""
         try:
             with self._lock:
-                remote_ops.push(self.repo, self._credentials)
+                started = time.monotonic()
+                try:
+                    remote_ops.push(self.repo, self._credentials)
+                finally:
+                    took = time.monotonic() - started
         except PushRejected as rejected:
             # Usually the remote moved and the caller merges and pushes again; a hook that
             # refuses every push says why here, in the status file.
             if self._status is not None:
                 self._status.push_failed(str(rejected))
+            if self._metrics is not None:
+                self._metrics.push(False, took)
             raise
         except RemoteError as error:
-            self._report("push", error)
+            self._report("push", error, took)
             raise
-        self._report("push", None)
+        self._report("push", None, took)
 
     def push_failed(self, error: RemoteError) -> None:
         """The caller gave up pushing (rejected again and again): report it like a failed push."""
         self._report("push", error)
 
-    def _report(self, action: str, error: Optional[RemoteError]) -> None:
+    def _report(self, action: str, error: Optional[RemoteError], took: Optional[float] = None) -> None:
+        if self._metrics is not None and took is not None:  # None: no attempt of its own (push_failed)
+            (self._metrics.fetch if action == "fetch" else self._metrics.push)(error is None, took)
         if self._status is not None:
             if error is None:
                 (self._status.fetch_ok if action == "fetch" else self._status.push_ok)()

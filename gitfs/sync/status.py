@@ -11,9 +11,13 @@ import threading
 import time
 from typing import Any, Callable, Optional
 
+from gitfs.repo.conflicts import ConflictLog
 
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+CONFLICTS_FOLDER = ".gitfs/conflicts"  # relative to the mount point
+
+
+def _now(timestamp: Optional[float] = None) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(timestamp))
 
 
 class SyncStatus:
@@ -45,11 +49,15 @@ class SyncStatus:
     def push_failed(self, error: str) -> None:
         self._record("last_push", False, error)
 
-    def conflicts(self, paths: list[str], remote_commit) -> None:
-        """Accept-mine kept the local version of paths; remote_commit's version lost."""
+    def conflicts(self, paths: list[str], remote_commit, *, files: Optional[dict[str, str]] = None,
+                  timestamp: Optional[float] = None) -> None:
+        """Accept-mine kept the local version of paths; remote_commit's version lost.
+        files: where the lost versions can be read, by path (relative to the mount point)."""
+        files = files or {}
         with self._lock:
             entries = self._state["conflicts"]
-            entries.extend({"time": _now(), "path": path, "remote_commit": str(remote_commit)} for path in paths)
+            entries.extend({"time": _now(timestamp), "path": path, "remote_commit": str(remote_commit),
+                            "file": files.get(path)} for path in paths)
             del entries[:-self.MAX_CONFLICTS]
 
     def snapshot(self) -> dict:
@@ -60,3 +68,24 @@ class SyncStatus:
 
     def render(self) -> bytes:
         return (json.dumps(self.snapshot(), indent=2, sort_keys=True) + "\n").encode()
+
+
+class ConflictRecorder:
+    """What the sync cycle reports conflicts to: the lost versions go to the clone's
+    ConflictLog (served under .gitfs/conflicts/), and the status file names them."""
+
+    def __init__(self, log: ConflictLog, status: SyncStatus):
+        self.log = log
+        self.status = status
+        for entry in log.entries()[-SyncStatus.MAX_CONFLICTS:]:  # earlier mounts' conflicts, still kept
+            status.conflicts([entry.path], entry.remote_commit, files={entry.path: _file(entry.folder, entry.path)},
+                             timestamp=entry.timestamp)
+
+    def conflicts(self, paths: list[str], remote_commit) -> None:
+        folder, timestamp, kept = self.log.record(paths, remote_commit)
+        self.status.conflicts(paths, remote_commit, files={path: _file(folder, path) for path in kept},
+                              timestamp=timestamp)
+
+
+def _file(folder: str, path: str) -> str:
+    return f"{CONFLICTS_FOLDER}/{folder}/{path}"

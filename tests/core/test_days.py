@@ -146,3 +146,30 @@ def test_spans_entries_and_newest_time_follow_the_branch(dated):
     assert days.days()[0] == day == "2020-03-01"
     assert days.spans()[0][0] == day and days.entries(day) == [(name, commit_time(dated, sha))]
     assert days.newest_time() == commit_time(dated, sha)
+
+
+def test_a_commit_by_any_unique_prefix_of_its_id(dated):
+    _repo, days = days_of(dated)
+    for sha in dated.shas:
+        for length in (7, 8, 12, 40):
+            assert days.by_prefix(sha[:length]) == expected(dated, sha), (sha, length)
+    assert days.by_prefix(dated.shas[0][:6]) is None  # too short to name a commit
+    assert days.by_prefix("0" * 40) is None or "0" * 40 in dated.shas
+    sha = dated.commit({"f": "5"}, "five", date="2020-03-01T00:00:01+0000")
+    assert days.by_prefix(sha[:7]) == expected(dated, sha)  # a new commit is found at once
+    git("reset", "-q", "--hard", dated.shas[1], cwd=dated.work)
+    assert days.by_prefix(sha[:7]) is None  # no longer on the branch
+    assert days.by_prefix(dated.shas[3]) is None
+
+
+def test_an_ambiguous_prefix_names_no_commit():
+    # Two real commits sharing 7 hex digits need ~16,000 commits: the index is fed oids directly.
+    import pygit2
+    shas = ["abcdef1" + "0" * 33, "abcdef1" + "f" * 33, "abcdef2" + "0" * 33]
+    commits = [(pygit2.Oid(hex=sha), 1_600_000_000 + number) for number, sha in enumerate(shas)]
+    days = CommitDays(lambda: commits[-1][0], lambda tip, hide: reversed(commits), lambda a, b: True)
+    assert days.by_prefix("abcdef1") is None
+    assert days.by_prefix("abcdef10") == day_and_name(shas[0], commits[0][1])
+    assert days.by_prefix("abcdef1f") == day_and_name(shas[1], commits[1][1])
+    assert days.by_prefix("abcdef2") == day_and_name(shas[2], commits[2][1])
+    assert days.by_prefix("abcdef3") is None

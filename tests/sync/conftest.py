@@ -14,6 +14,7 @@ from gitfs.repo.credentials import Credentials
 from gitfs.repo.repository import Repository
 from gitfs.sync.cycle import OpenFiles, SyncCycle
 from gitfs.sync.jobs import CommitJob, PendingJobs
+from gitfs.sync.metrics import Metrics
 from gitfs.sync.remote_link import RemoteLink
 from gitfs.sync.state import SyncState
 from gitfs.sync.status import SyncStatus
@@ -37,8 +38,8 @@ class RacingRemoteLink(RemoteLink):
     """The real remote link; right after each of the next `races` fetches, the other
     person pushes a commit, so that our push meets a remote that moved."""
 
-    def __init__(self, repo, credentials, *, other: Remote, races: int = 0, status=None):
-        super().__init__(repo, credentials, status=status)
+    def __init__(self, repo, credentials, *, other: Remote, races: int = 0, status=None, metrics=None):
+        super().__init__(repo, credentials, status=status, metrics=metrics)
         self.other = other
         self.races = races
         self.attempts = 0  # fetches tried
@@ -65,6 +66,7 @@ class Rig:
     status: SyncStatus
     cycle: SyncCycle
     clock: FakeClock
+    metrics: Metrics
     open_paths: set = field(default_factory=set)
     dirty_paths: list = field(default_factory=list)
 
@@ -82,6 +84,11 @@ class Rig:
             return handle.read()
 
 
+def repo_pending(repo: Repository, jobs: PendingJobs):
+    """What the mount's pending() reports, without open files."""
+    return lambda: {"commits_not_pushed": repo.count_ahead(), "changes_not_committed": len(jobs.paths())}
+
+
 def make_rig(remote: Remote, path, *, url: str | None = None) -> Rig:
     git("clone", "-q", str(remote.bare), str(path))
     if url is not None:
@@ -91,11 +98,12 @@ def make_rig(remote: Remote, path, *, url: str | None = None) -> Rig:
     state = SyncState(idle_after=60, clock=clock)
     jobs = PendingJobs()
     status = SyncStatus(remote=url or str(remote.bare), branch=remote.branch, pending=dict)
-    link = RacingRemoteLink(repo, Credentials(), other=remote, status=status)
-    rig = Rig(remote, str(path), repo, state, jobs, link, status, None, clock)  # type: ignore[arg-type]
+    metrics = Metrics(pending=repo_pending(repo, jobs))
+    link = RacingRemoteLink(repo, Credentials(), other=remote, status=status, metrics=metrics)
+    rig = Rig(remote, str(path), repo, state, jobs, link, status, None, clock, metrics)  # type: ignore[arg-type]
     rig.cycle = SyncCycle(repo, state, jobs, link, signature=lambda: pygit2.Signature("GitFS", "gitfs@example.com"),
                           open_files=OpenFiles(paths=lambda: rig.open_paths, dirty_paths=lambda: rig.dirty_paths),
-                          conflicts=status)
+                          conflicts=status, metrics=metrics)
     return rig
 
 

@@ -362,6 +362,16 @@ def test_routes_match_whole_path_components():
         "commit", "/history/2020-01-02/10-00-00-0123456789")
     assert route(routes, "/history/2020-01-02/10-00-00-0123456789X")[0] == "day"
     assert route(routes, "/history/2020-01-02/10-00-00-01234567")[0] == "day"
+    assert route(routes, "/history/0123abc")[0] == "commit_link"
+    assert route(routes, "/history/" + "0123abcd" * 5)[2] == {"sha": "0123abcd" * 5}
+    assert route(routes, "/history/0123ab")[0] == "day"  # 6 digits: not an id (and no day either)
+    assert route(routes, "/history/0123ABC")[0] == "day"
+    assert route(routes, "/history/" + "0" * 41)[0] == "day"
+    assert route(routes, "/.gitfs")[0] == "status"
+    assert route(routes, "/.gitfs/metrics")[0] == "status"
+    assert route(routes, "/.gitfs/versions/a/b")[:2] == ("versions", "/.gitfs/versions")
+    assert route(routes, "/.gitfs/conflicts/2020-01-02_10-00-00/a")[:2] == ("conflicts", "/.gitfs/conflicts")
+    assert route(routes, "/.gitfs/versionsX")[0] == "status"
 
 
 def test_routes_with_other_names_and_current_at_the_root():

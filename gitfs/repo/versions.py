@@ -1,0 +1,175 @@
+"""Every version of a file: the commits of the branch's first-parent line that added or
+changed it, for MOUNTPOINT/.gitfs/versions/PATH/.
+
+The first-parent line is read once (commit, tree, time per commit, oldest first) and
+extended when the branch moves forward: only the new commits are read. It is read
+again from the tip only if the branch was rewritten. The versions of a path are found
+by one pass over that line, comparing the path's entry in each commit's tree with the
+one before; a folder whose tree oid did not change is not opened, so each commit costs
+one lookup in its root tree. Each path's result is kept in an LRU (at most `cache_size`
+paths) and extended, like the line, by the new commits only.
+
+Renames are not followed: a file's versions are those under its present path; a path
+that was deleted and added again lists the versions from both lives.
+
+Thread-safe: one lock around the line and the LRU (FUSE threads ask, any of them may
+extend). The pygit2 handle is the calling thread's (Repository.git).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Optional
+
+import pygit2
+
+from gitfs.repo.compat import SortMode
+from gitfs.repo.days import day_and_name
+from gitfs.repo.repository import FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK, FILEMODE_TREE, Repository
+
+CACHE_SIZE = 256
+FILE_MODES = (FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK)
+
+
+def version_name(commit_hex: str, commit_time: int) -> str:
+    """YYYY-MM-DD_HH-MM-SS-<10 hex>: the commit's day and folder name in history/, joined by `_`."""
+    day, name = day_and_name(commit_hex, commit_time)
+    return f"{day}_{name}"
+
+
+@dataclass(frozen=True)
+class Version:
+    name: str  # version_name(): sorts oldest first
+    commit: pygit2.Oid
+    commit_time: int
+    oid: pygit2.Oid  # the blob
+    mode: int  # git filemode: FILEMODE_BLOB, FILEMODE_EXEC or FILEMODE_LINK
+
+
+@dataclass
+class _PathIndex:
+    """The versions of one path up to the first `upto` commits of the line."""
+
+    upto: int = 0
+    versions: list[Version] = field(default_factory=list)
+    by_name: dict[str, Version] = field(default_factory=dict)
+    last: Optional[tuple[pygit2.Oid, int]] = None  # (oid, mode) at the last commit read; None: no file there
+    trail: list[Optional[pygit2.Oid]] = field(default_factory=list)  # tree oids down the path at that commit
+
+
+class FileVersions:
+    def __init__(self, repo: Repository, *, cache_size: int = CACHE_SIZE):
+        self.repo = repo
+        self.cache_size = cache_size
+        self._lock = threading.Lock()
+        self._tip: Optional[pygit2.Oid] = None
+        self._line: list[tuple[pygit2.Oid, pygit2.Oid, int]] = []  # (commit, tree, time), oldest first
+        self._paths: OrderedDict[str, _PathIndex] = OrderedDict()
+        self.commits_read = 0  # commits of the line read so far (a figure for tests and benchmarks)
+
+    def versions(self, path: str) -> list[Version]:
+        """The versions of path ("a/b.txt") on the branch, oldest first; [] if none."""
+        with self._lock:
+            index = self._index(path)
+            return list(index.versions) if index is not None else []
+
+    def version(self, path: str, name: str) -> Optional[Version]:
+        """One version of path by its name, or None."""
+        with self._lock:
+            index = self._index(path)
+            return index.by_name.get(name) if index is not None else None
+
+    def _index(self, path: str) -> Optional[_PathIndex]:
+        """The path's index, up to date with the branch (caller holds the lock)."""
+        parts = [part for part in path.split("/") if part]
+        if not parts:
+            return None
+        self._refresh()
+        key = "/".join(parts)
+        index = self._paths.pop(key, None) or _PathIndex()
+        self._paths[key] = index  # the newest in the LRU
+        while len(self._paths) > self.cache_size:
+            self._paths.popitem(last=False)
+        if index.upto < len(self._line):
+            self._extend(index, parts)
+        return index
+
+    def cached_paths(self) -> int:
+        """How many paths the LRU holds (at most cache_size)."""
+        with self._lock:
+            return len(self._paths)
+
+    # -- the first-parent line -------------------------------------------------------
+
+    def _refresh(self) -> None:
+        tip = self.repo.branch_tip()
+        if tip == self._tip:
+            return
+        if tip is None:
+            self._line, self._paths, self._tip = [], OrderedDict(), None
+            return
+        new = self._read_line(tip, self._tip)
+        if new is None:  # rewritten: read it all again
+            self._paths.clear()
+            self._line = []
+            new = self._read_line(tip, None) or []
+        self._line.extend(new)
+        self._tip = tip
+
+    def _read_line(self, tip: pygit2.Oid, known: Optional[pygit2.Oid]) -> Optional[list]:
+        """The commits after `known` on tip's first-parent line, oldest first; None if known is
+        not on that line."""
+        walker = self.repo.git.walk(tip, SortMode.TOPOLOGICAL)
+        walker.simplify_first_parent()
+        if known is not None:
+            walker.hide(known)
+        new = []
+        last = None
+        for commit in walker:
+            new.append((commit.id, commit.tree_id, commit.commit_time))
+            last = commit
+        self.commits_read += len(new)
+        if known is not None and (last is None or not last.parent_ids or last.parent_ids[0] != known):
+            return None  # known is not just behind the new commits: moved back, or rewritten
+        new.reverse()
+        return new
+
+    # -- one path ----------------------------------------------------------------------
+
+    def _extend(self, index: _PathIndex, parts: list[str]) -> None:
+        git = self.repo.git
+        depth = len(parts)
+        trail = index.trail or [None] * depth  # trail[d]: the tree searched for parts[d]
+        last = index.last
+        for commit, tree, when in self._line[index.upto:]:
+            current: Optional[pygit2.Oid] = tree
+            found: Optional[tuple[pygit2.Oid, int]] = None
+            for level in range(depth):
+                if current == trail[level]:  # same tree as at the commit before: same answer
+                    found = last
+                    break
+                trail[level] = current
+                for below in range(level + 1, depth):
+                    trail[below] = None
+                try:
+                    entry = git[current][parts[level]]  # type: ignore[index]
+                except KeyError:
+                    break
+                if level == depth - 1:
+                    if entry.filemode in FILE_MODES:
+                        found = (entry.id, entry.filemode)
+                elif entry.filemode == FILEMODE_TREE:
+                    current = entry.id
+                    continue
+                break
+            if found is not None and found != last:
+                version = Version(version_name(str(commit), when), commit, when, found[0], found[1])
+                index.versions.append(version)
+                index.by_name[version.name] = version
+            last = found
+        index.upto = len(self._line)
+        index.last = last
+        index.trail = trail
+

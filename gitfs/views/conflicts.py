@@ -1,0 +1,97 @@
+"""MOUNTPOINT/.gitfs/conflicts/<YYYY-MM-DD_HH-MM-SS>/PATH: the remote's version of a file
+that "accept mine" replaced by the local one, read-only.
+
+One folder per sync that resolved a conflict (its local time), holding the conflicted
+paths in their folders; each file has the content, mode and size of
+`git show REMOTE_COMMIT:PATH`. What is kept, and for how long: repo/conflicts.py.
+"""
+
+from __future__ import annotations
+
+import errno
+import stat
+from typing import Optional
+
+from mfusepy import FuseOSError
+
+from gitfs.handles import HandleTable, OpenFile
+from gitfs.repo.conflicts import ConflictLog
+from gitfs.repo.errors import GitCoreError
+from gitfs.repo.repository import FILEMODE_EXEC, FILEMODE_LINK, Repository, TreeItem
+from gitfs.views.base import NS, Owner, ReadOnlyView, directory_stat, is_write_open
+from gitfs.views.commit import LazyBlob
+
+
+class ConflictsView(ReadOnlyView):
+    # Immutable content: the kernel may keep it in its page cache (see router.open).
+    kernel_cache = True
+
+    def __init__(self, owner: Owner, log: ConflictLog, repo: Repository, handles: HandleTable, *, mount_time: int):
+        super().__init__(owner)
+        self.log = log
+        self.repo = repo
+        self.handles = handles
+        self.mount_time = mount_time
+
+    def _find(self, path: str) -> tuple[int, Optional[list[str]], Optional[TreeItem]]:
+        """(time, the names in it if a folder, the remote's entry if a file); ENOENT if neither."""
+        parts = [part for part in path.split("/") if part]
+        if not parts:
+            folders = self.log.folders()
+            return (folders[-1][1] if folders else self.mount_time), [name for name, _time in folders], None
+        when = dict(self.log.folders()).get(parts[0])
+        files = self.log.files(parts[0])
+        if when is None or files is None:
+            raise FuseOSError(errno.ENOENT)
+        relative = "/".join(parts[1:])
+        if relative in files:
+            try:
+                return when, None, self.repo.tree_item(files[relative], parts[1:])
+            except (GitCoreError, KeyError):  # the clone lost the commit (only by hand): nothing to show
+                raise FuseOSError(errno.ENOENT) from None
+        prefix = relative + "/" if relative else ""
+        names = sorted({name[len(prefix):].split("/", 1)[0] for name in files if name.startswith(prefix)})
+        if not names:
+            raise FuseOSError(errno.ENOENT)
+        return when, names, None
+
+    def getattr(self, path, fh=None):
+        when, names, item = self._find(path)
+        if item is None:
+            return directory_stat(self.owner, when)
+        if item.mode == FILEMODE_LINK:
+            mode = stat.S_IFLNK | 0o777
+        else:
+            mode = stat.S_IFREG | (0o555 if item.mode == FILEMODE_EXEC else 0o444)
+        return {"st_mode": mode, "st_nlink": 1, "st_size": item.size, "st_blocks": (item.size + 511) // 512,
+                "st_uid": self.owner.uid, "st_gid": self.owner.gid,
+                "st_atime": when * NS, "st_mtime": when * NS, "st_ctime": when * NS}
+
+    def readdir(self, path, fh):
+        _when, names, _item = self._find(path)
+        if names is None:
+            raise FuseOSError(errno.ENOTDIR)
+        return [".", "..", *names]
+
+    def readlink(self, path):
+        _when, _names, item = self._find(path)
+        if item is None or item.mode != FILEMODE_LINK:
+            raise FuseOSError(errno.EINVAL)
+        return self.repo.blob_bytes(item.oid).decode("utf-8", "surrogateescape")
+
+    def open(self, path, flags):
+        if is_write_open(flags):
+            raise FuseOSError(errno.EROFS)
+        _when, _names, item = self._find(path)
+        if item is None:
+            raise FuseOSError(errno.EISDIR)
+        return self.handles.add(OpenFile(path=path, data=LazyBlob(self.repo, item.oid)))
+
+    def read(self, path, size, offset, fh):
+        return self.handles.get(fh).data.read(size, offset)
+
+    def release(self, path, fh):
+        open_file = self.handles.pop(fh)
+        if open_file is not None:
+            open_file.data.release()
+        return 0

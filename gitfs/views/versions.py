@@ -1,0 +1,135 @@
+"""MOUNTPOINT/.gitfs/versions/PATH/: every version of a file, read-only.
+
+The folders mirror current/'s tree at the branch tip (submodules are left out); each
+file PATH there is a folder with one entry per commit of the branch (first-parent
+line) that added or changed it, named `YYYY-MM-DD_HH-MM-SS-<10 hex>` (oldest first),
+with the file's content, mode and size at that commit; a symlink's versions are
+symlinks. The index behind it is the git core's (repo/versions.py).
+"""
+
+from __future__ import annotations
+
+import errno
+import stat
+from typing import Optional
+
+from mfusepy import FuseOSError
+
+from gitfs.handles import HandleTable, OpenFile
+from gitfs.repo.errors import NotADirectory, PathNotFound
+from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, FILEMODE_TREE, Repository, TreeItem
+from gitfs.repo.versions import FileVersions, Version
+from gitfs.views.base import NS, Owner, ReadOnlyView, directory_stat, is_write_open
+from gitfs.views.commit import LazyBlob
+
+
+class VersionsView(ReadOnlyView):
+    # A version's bytes never change: the kernel may keep them (see router.open).
+    kernel_cache = True
+
+    def __init__(self, owner: Owner, repo: Repository, versions: FileVersions, handles: HandleTable, *,
+                 mount_time: int):
+        super().__init__(owner)
+        self.repo = repo
+        self.versions = versions
+        self.handles = handles
+        self.mount_time = mount_time
+
+    def _find(self, path: str) -> tuple[Optional[TreeItem], str, Optional[Version]]:
+        """(the tip's entry at path or at its parent, the file's path, the version named by the
+        last component): a folder of the tree, a file's folder, or one version; else ENOENT."""
+        parts = [part for part in path.split("/") if part]
+        tip = self.repo.branch_tip()
+        if tip is None:
+            if parts:
+                raise FuseOSError(errno.ENOENT)
+            return None, "", None
+        try:
+            item: Optional[TreeItem] = self.repo.tree_item(tip, parts)
+        except (PathNotFound, NotADirectory):  # below a file: maybe one of its versions
+            item = None
+        if item is not None:
+            if item.mode == FILEMODE_COMMIT:
+                raise FuseOSError(errno.ENOENT)  # submodules have no versions here
+            return item, "/".join(parts), None
+        if len(parts) < 2:
+            raise FuseOSError(errno.ENOENT)
+        try:
+            parent = self.repo.tree_item(tip, parts[:-1])
+        except (PathNotFound, NotADirectory):
+            raise FuseOSError(errno.ENOENT) from None
+        if parent.mode == FILEMODE_TREE:
+            raise FuseOSError(errno.ENOENT)
+        file_path = "/".join(parts[:-1])
+        version = self.versions.version(file_path, parts[-1])
+        if version is None:
+            raise FuseOSError(errno.ENOENT)
+        return parent, file_path, version
+
+    def getattr(self, path, fh=None):
+        item, file_path, version = self._find(path)
+        if version is not None:
+            return self._version_stat(version)
+        if item is None or item.mode == FILEMODE_TREE:
+            tip = self.repo.branch_tip()
+            when = self.repo.commit_time(tip) if tip is not None else self.mount_time
+            return directory_stat(self.owner, when)
+        newest = self.versions.versions(file_path)
+        return directory_stat(self.owner, newest[-1].commit_time if newest else self.mount_time,
+                              newest[0].commit_time if newest else None)
+
+    def _version_stat(self, version: Version) -> dict:
+        size = self.repo.blob_size(version.oid)
+        if version.mode == FILEMODE_LINK:
+            mode = stat.S_IFLNK | 0o777
+        else:
+            mode = stat.S_IFREG | (0o555 if version.mode == FILEMODE_EXEC else 0o444)
+        when = version.commit_time * NS
+        return {"st_mode": mode, "st_nlink": 1, "st_size": size, "st_blocks": (size + 511) // 512,
+                "st_uid": self.owner.uid, "st_gid": self.owner.gid,
+                "st_atime": when, "st_mtime": when, "st_ctime": when}
+
+    def readdir(self, path, fh):
+        item, file_path, version = self._find(path)
+        if version is not None:
+            raise FuseOSError(errno.ENOTDIR)
+        if item is None:
+            return [".", ".."]
+        if item.mode == FILEMODE_TREE:
+            return [".", "..", *(child.name for child in self.repo.list_tree_items(item.oid)
+                                 if child.mode != FILEMODE_COMMIT)]
+        return [".", "..", *(each.name for each in self.versions.versions(file_path))]
+
+    def readdir_with_attrs(self, path):
+        """readdir with each version's attributes (see fuse_binding.GitFSFUSE): `ls -l` of a
+        file with many versions needs no LOOKUP per entry. Folders of the tree give names only."""
+        item, file_path, version = self._find(path)
+        if version is not None:
+            raise FuseOSError(errno.ENOTDIR)
+        if item is None or item.mode == FILEMODE_TREE:
+            return [(name, None) for name in self.readdir(path, None)]
+        return [(".", None), ("..", None),
+                *((each.name, self._version_stat(each)) for each in self.versions.versions(file_path))]
+
+    def readlink(self, path):
+        _item, _file_path, version = self._find(path)
+        if version is None or version.mode != FILEMODE_LINK:
+            raise FuseOSError(errno.EINVAL)
+        return self.repo.blob_bytes(version.oid).decode("utf-8", "surrogateescape")
+
+    def open(self, path, flags):
+        if is_write_open(flags):
+            raise FuseOSError(errno.EROFS)
+        _item, _file_path, version = self._find(path)
+        if version is None:
+            raise FuseOSError(errno.EISDIR)
+        return self.handles.add(OpenFile(path=path, data=LazyBlob(self.repo, version.oid)))
+
+    def read(self, path, size, offset, fh):
+        return self.handles.get(fh).data.read(size, offset)
+
+    def release(self, path, fh):
+        open_file = self.handles.pop(fh)
+        if open_file is not None:
+            open_file.data.release()
+        return 0

@@ -1,0 +1,112 @@
+"""Layer 1: every version of a file (gitfs/repo/versions.py) on real repositories, checked
+against `git log --first-parent -- PATH`."""
+
+import os
+
+import pytest
+
+from gitfs.repo.repository import FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK, Repository
+from gitfs.repo.versions import FileVersions, version_name
+from helpers import Remote, commit_with, git
+
+
+def git_versions(remote, path):
+    """Commits of the first-parent line that added or changed path (not those that deleted
+    it), oldest first, from git itself."""
+    out = git("log", "--first-parent", "--diff-filter=AMT", "--format=%H", "--reverse", "--", path, cwd=remote.work)
+    return out.split()
+
+
+def shas(versions):
+    return [str(version.commit) for version in versions]
+
+
+@pytest.fixture
+def changing(tmp_path, local_timezone):
+    local_timezone("UTC0")
+    remote = Remote(tmp_path / "changing")
+    remote.commit({"a/b/file.txt": "1\n", "top.txt": "top\n"}, "one", date="2020-01-02T09:00:00+0000")
+    remote.commit({"top.txt": "top 2\n"}, "only top", date="2020-01-02T10:00:00+0000")
+    remote.commit({"a/b/file.txt": "2\n", "a/other.txt": "x\n"}, "two", date="2020-01-03T11:00:00+0000")
+    remote.commit({"a/other.txt": "y\n"}, "other in a", date="2020-01-03T12:00:00+0000")
+    commit_with(remote, lambda work: os.chmod(work / "a/b/file.txt", 0o755), message="exec",
+                date="2020-01-04T08:00:00+0000")
+    remote.commit({"a/b/file.txt": None}, "gone", date="2020-01-05T08:00:00+0000")
+    remote.commit({"a/b/file.txt": "3\n"}, "back", date="2020-01-06T08:00:00+0000")
+    remote.repo = Repository(str(remote.work), remote.branch)
+    return remote
+
+
+def test_versions_are_the_commits_that_added_or_changed_the_file(changing):
+    versions = FileVersions(changing.repo).versions("a/b/file.txt")
+    assert shas(versions) == git_versions(changing, "a/b/file.txt")
+    assert len(versions) == 4  # one, two, exec; not "gone"; back
+    assert [version.mode for version in versions] == [FILEMODE_BLOB, FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_BLOB]
+    assert [changing.repo.blob_bytes(version.oid) for version in versions] == [b"1\n", b"2\n", b"2\n", b"3\n"]
+    first = versions[0]
+    assert first.name == "2020-01-02_09-00-00-" + str(first.commit)[:10]
+    assert first.name == version_name(str(first.commit), first.commit_time)
+    assert [version.name for version in versions] == sorted(version.name for version in versions)
+
+
+def test_every_path_and_a_missing_one(changing):
+    index = FileVersions(changing.repo)
+    for path in ("top.txt", "a/other.txt", "/a/other.txt"):
+        assert shas(index.versions(path)) == git_versions(changing, path.lstrip("/")), path
+    assert index.versions("nothing") == []
+    assert index.versions("a") == []  # a folder has no versions
+    assert index.versions("a/b/file.txt/deeper") == []
+    assert index.versions("") == []
+
+
+def test_a_symlinks_versions_are_links(changing):
+    commit_with(changing, lambda work: os.symlink("top.txt", work / "link"), message="link")
+    commit_with(changing, lambda work: (os.unlink(work / "link"), os.symlink("a/other.txt", work / "link")),
+                message="relink")
+    versions = FileVersions(changing.repo).versions("link")
+    assert [version.mode for version in versions] == [FILEMODE_LINK, FILEMODE_LINK]
+    assert [changing.repo.blob_bytes(version.oid) for version in versions] == [b"top.txt", b"a/other.txt"]
+
+
+def test_new_commits_are_read_once_and_extend_what_is_known(changing):
+    index = FileVersions(changing.repo)
+    assert len(index.versions("top.txt")) == 2
+    read = index.commits_read
+    assert read == 7
+    changing.commit({"top.txt": "top 3\n"}, "three")
+    changing.commit({"a/other.txt": "z\n"}, "not top")
+    assert shas(index.versions("top.txt")) == git_versions(changing, "top.txt")
+    assert len(index.versions("top.txt")) == 3
+    assert index.commits_read == read + 2  # only the new commits
+    assert shas(index.versions("a/other.txt")) == git_versions(changing, "a/other.txt")
+    assert index.commits_read == read + 2  # another path reads no commit again
+
+
+def test_a_rewritten_branch_is_read_again(changing):
+    index = FileVersions(changing.repo)
+    before = index.versions("a/b/file.txt")
+    git("reset", "-q", "--hard", "HEAD~3", cwd=changing.work)
+    assert shas(index.versions("a/b/file.txt")) == git_versions(changing, "a/b/file.txt") == shas(before[:2])
+    changing.commit({"a/b/file.txt": "other line\n"}, "other line", push=False)
+    assert shas(index.versions("a/b/file.txt")) == git_versions(changing, "a/b/file.txt")
+
+
+def test_only_the_first_parent_line(changing):
+    git("checkout", "-q", "-b", "side", "HEAD~2", cwd=changing.work)
+    changing.commit({"side.txt": "s\n", "top.txt": "from the side\n"}, "on the side", push=False)
+    git("checkout", "-q", changing.branch, cwd=changing.work)
+    git("merge", "-q", "--no-ff", "-X", "theirs", "-m", "merge side", "side", cwd=changing.work)
+    versions = FileVersions(changing.repo).versions("top.txt")
+    assert shas(versions) == git_versions(changing, "top.txt")
+    merge = git("rev-parse", "HEAD", cwd=changing.work).strip()
+    side = git("rev-parse", "side", cwd=changing.work).strip()
+    assert shas(versions)[-1] == merge and side not in shas(versions)
+
+
+def test_the_lru_is_bounded_and_an_evicted_path_comes_back_right(changing):
+    index = FileVersions(changing.repo, cache_size=2)
+    expected = {path: git_versions(changing, path) for path in ("top.txt", "a/other.txt", "a/b/file.txt")}
+    for _ in range(2):
+        for path, commits in expected.items():
+            assert shas(index.versions(path)) == commits
+            assert index.cached_paths() <= 2
