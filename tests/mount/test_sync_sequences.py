@@ -6,6 +6,7 @@ no "sync failed" in the log (a batch naming a file and then its renamed folder o
 failed to stage, and took one failed retry per path with back-off).
 """
 
+import os
 import subprocess
 
 import pytest
@@ -23,7 +24,9 @@ def shell(cwd, script: str) -> None:
 def synced(mount) -> bool:
     """Everything in the clone's working tree is committed and on the remote."""
     local = git("rev-parse", "main", cwd=mount.repo_path).strip()
-    dirty = git("status", "--porcelain", "--untracked-files=all", cwd=mount.repo_path)
+    # GIT_OPTIONAL_LOCKS=0: git status must not take the clone's index.lock under GitFS's feet.
+    dirty = git("status", "--porcelain", "--untracked-files=all", cwd=mount.repo_path,
+                env=dict(os.environ, GIT_OPTIONAL_LOCKS="0"))
     return dirty == "" and local == mount.remote.head()
 
 
