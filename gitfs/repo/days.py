@@ -26,10 +26,15 @@ class CommitDays:
 
     def __init__(self, tip: Callable[[], Optional[pygit2.Oid]],
                  walk: Callable[[pygit2.Oid, Optional[pygit2.Oid]], object],
-                 is_ancestor: Callable[[pygit2.Oid, pygit2.Oid], bool]):
+                 is_ancestor: Callable[[pygit2.Oid, pygit2.Oid], bool],
+                 moves: Optional[Callable[[], int]] = None):
         self._tip = tip
         self._walk = walk
         self._is_ancestor = is_ancestor
+        # Without `moves`, the tip is read at every call; with it, only after a move
+        # (reading the ref costs more than the rest of a history/ lookup).
+        self._moves = moves
+        self._indexed_moves: Optional[int] = None
         self._lock = threading.Lock()
         self._indexed_tip: Optional[pygit2.Oid] = None
         self._days: dict[str, list[tuple[int, str]]] = {}  # day -> [(time, name)], oldest first
@@ -88,7 +93,11 @@ class CommitDays:
             return self._commits.get((day, name))
 
     def _refresh(self) -> None:
+        moves = self._moves() if self._moves is not None else None
+        if moves is not None and moves == self._indexed_moves:
+            return
         tip = self._tip()
+        self._indexed_moves = moves  # read before the tip: a move after it is seen next time
         if tip == self._indexed_tip:
             return
         self._sorted = None

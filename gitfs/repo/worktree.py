@@ -4,15 +4,21 @@ Used when the remote's changes are integrated. Each file is written to a
 temporary name and renamed into place, so a program reading the old file
 keeps a consistent old copy. Untracked and ignored files are never touched.
 The caller holds SyncState.frozen(): no FUSE write runs meanwhile.
+
+The kernel caches names, attributes and pages of current/ for long: every path
+changed here is reported to a WorktreeKernelView (the mount's, see wiring.py),
+which makes the kernel forget what it had of it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Optional, Protocol, cast
 
 import pygit2
 
@@ -46,23 +52,42 @@ def tree_changes(repo: Repository, old_tree: pygit2.Oid | None, new_tree: pygit2
     return changes
 
 
-def apply_changes(repo: Repository, changes: TreeChanges) -> None:
+class WorktreeKernelView(Protocol):
+    """What the kernel caches of the working tree, told of changes made behind its back."""
+
+    def changing(self, paths: Collection[str]) -> contextlib.AbstractContextManager[list[str]]:
+        """Around a change of `paths` (relative to the working tree's root): yields a list
+        to which the change appends every path that it removed or replaced (files and
+        folders alike); at the end, the kernel forgets the names of those, and the
+        attributes and pages of `paths` and of their folders."""
+        ...
+
+
+def apply_changes(repo: Repository, changes: TreeChanges, kernel: Optional[WorktreeKernelView] = None) -> None:
     """Apply the changes to the working tree and the index."""
     git = repo.git
     index = repo.index()
-    for entry in changes.deletions:
-        _remove_file(repo, entry.path)
-        if entry.path in index:
-            index.remove(entry.path)
-    for entry in changes.writes:
-        if entry.mode == FILEMODE_COMMIT:
-            continue  # submodules are not checked out
-        _write_file(repo, entry.path, entry.mode, cast(pygit2.Blob, git[entry.id]).data)
-        index.add(entry.path)
+    around = kernel.changing(changes.paths()) if kernel is not None else _no_kernel()
+    with around as removed:
+        for entry in changes.deletions:
+            removed.extend(_remove_file(repo, entry.path))
+            if entry.path in index:
+                index.remove(entry.path)
+        for entry in changes.writes:
+            if entry.mode == FILEMODE_COMMIT:
+                continue  # submodules are not checked out
+            removed.extend(_write_file(repo, entry.path, entry.mode, cast(pygit2.Blob, git[entry.id]).data))
+            index.add(entry.path)
     index.write()
 
 
-def _remove_file(repo: Repository, relative: str) -> None:
+@contextlib.contextmanager
+def _no_kernel() -> Iterator[list[str]]:
+    yield []
+
+
+def _remove_file(repo: Repository, relative: str) -> list[str]:
+    """Remove the file and the folders it leaves empty; the relative paths removed."""
     full = repo.full_path(relative)
     try:
         os.unlink(full)
@@ -70,19 +95,25 @@ def _remove_file(repo: Repository, relative: str) -> None:
         pass
     except IsADirectoryError:
         shutil.rmtree(full)
+    removed = [relative]
     parent = os.path.dirname(full)
     while parent != repo.workdir:  # drop directories the deletion left empty
         try:
             os.rmdir(parent)
         except OSError:
             break
+        removed.append(os.path.relpath(parent, repo.workdir))
         parent = os.path.dirname(parent)
+    return removed
 
 
-def _write_file(repo: Repository, relative: str, mode: int, data: bytes) -> None:
+def _write_file(repo: Repository, relative: str, mode: int, data: bytes) -> list[str]:
+    """Write the file (a new inode, renamed into place); the relative paths it replaced:
+    itself (the old name now names another file) and files that stood where folders go."""
     full = repo.full_path(relative)
     parent = os.path.dirname(full)
-    _make_directories(repo, parent)
+    replaced = [os.path.relpath(path, repo.workdir) for path in _make_directories(repo, parent)]
+    replaced.append(relative)
     if os.path.isdir(full) and not os.path.islink(full):
         shutil.rmtree(full)  # the remote replaced a directory by a file
     if mode == FILEMODE_LINK:
@@ -94,15 +125,19 @@ def _write_file(repo: Repository, relative: str, mode: int, data: bytes) -> None
             handle.write(data)
         os.chmod(temporary, 0o755 if mode == FILEMODE_EXEC else 0o644)
     os.replace(temporary, full)
+    return replaced
 
 
-def _make_directories(repo: Repository, directory: str) -> None:
-    # A file may stand where the new tree has a directory.
+def _make_directories(repo: Repository, directory: str) -> list[str]:
+    """Make the folder and its missing parents; the files unlinked where a folder goes."""
     missing = []
+    unlinked = []
     while directory != repo.workdir and not os.path.isdir(directory):
         missing.append(directory)
         directory = os.path.dirname(directory)
     for path in reversed(missing):
-        if os.path.lexists(path):
+        if os.path.lexists(path):  # a file stands where the new tree has a folder
             os.unlink(path)
+            unlinked.append(path)
         os.mkdir(path)
+    return unlinked

@@ -19,7 +19,7 @@ import pygit2
 from gitfs.repo.accept_mine import replay_local_commits
 from gitfs.repo.errors import PushRejected, RemoteError
 from gitfs.repo.repository import Repository
-from gitfs.repo.worktree import apply_changes, tree_changes
+from gitfs.repo.worktree import WorktreeKernelView, apply_changes, tree_changes
 from gitfs.sync.jobs import CommitJob, PendingJobs, batch_message, job_paths
 from gitfs.sync.remote_link import RemoteLink
 from gitfs.sync.state import SyncState
@@ -56,7 +56,7 @@ class OpenFiles:
 class SyncCycle:
     def __init__(self, repo: Repository, state: SyncState, jobs: PendingJobs, remote: RemoteLink, *,
                  signature: Callable[[], pygit2.Signature], open_files: OpenFiles,
-                 conflicts: Optional[ConflictReport] = None):
+                 conflicts: Optional[ConflictReport] = None, kernel: Optional[WorktreeKernelView] = None):
         self.repo = repo
         self.state = state
         self.jobs = jobs
@@ -64,6 +64,7 @@ class SyncCycle:
         self.signature = signature
         self.open_files = open_files
         self.conflict_report = conflicts
+        self.kernel = kernel  # told of every path the remote's changes replace in current/
         self._known_remote = repo.remote_tip()  # the remote's tip as this mount last saw it
 
     # -- the cycle ----------------------------------------------------------------
@@ -183,7 +184,7 @@ class SyncCycle:
                 return CycleResult(waiting_for=tuple(sorted(busy)))
             # Working tree first, then the ref: a crash in between leaves changes
             # that the next mount commits again as local ones (they match the remote's).
-            apply_changes(self.repo, changes)
+            apply_changes(self.repo, changes, self.kernel)
             self.repo.set_branch_tip(replay_tip, "gitfs: accept mine")
         if conflicts:
             log.warning("conflicts resolved with the local version: %s", ", ".join(conflicts))
