@@ -58,6 +58,23 @@ class GitFSFUSE(mfusepy.FUSE):
     """
 
     LISTINGS = 16  # directories whose listing is kept between the calls that read it
+    PINNED_THREADS = 64  # libfuse threads that keep their Python thread state (see _wrapper)
+
+    def _wrapper(self, func, *args, **kwargs):
+        """mfusepy's wrapper, in a libfuse thread that keeps its Python thread state.
+
+        ctypes makes a Python thread state for a thread that has none at the start of
+        every callback and destroys it at the end: for libfuse's threads, at every
+        FUSE call. One extra PyGILState_Ensure (never released) in each new libfuse
+        thread keeps its state between calls. A thread that libfuse ends leaves its
+        state behind (a few kB), so only the first PINNED_THREADS threads are pinned;
+        libfuse keeps max_idle_threads of them alive between bursts."""
+        pinned: set[int] = self.__dict__.setdefault("_pinned", set())
+        thread = threading.get_ident()
+        if thread not in pinned and len(pinned) < self.PINNED_THREADS:
+            pinned.add(thread)
+            ctypes.pythonapi.PyGILState_Ensure()
+        return super()._wrapper(func, *args, **kwargs)
 
     def opendir(self, path: bytes, fip) -> int:
         """No view keeps anything per open folder: answered here, without the router.
