@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import functools
 import logging
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Collection
 from typing import Optional
 
 import pygit2
@@ -155,22 +154,24 @@ class WorktreeKernelCache:
         relative = relative.strip("/")
         return f"{self.prefix}/{relative}" if relative else (self.prefix or "/")
 
-    @contextlib.contextmanager
-    def changing(self, paths: Collection[str]) -> Iterator[list[str]]:
-        folders = {""}
+    def changed(self, paths: Collection[str], removed: Collection[str]) -> None:
+        gone = set(removed)
+        # The highest removed paths only: forgetting a folder's name forgets all below it.
+        tops = [path for path in sorted(gone) if not any(parent in gone for parent in _parents(path))]
+        # Node ids of their folders, which exist now (a removed one would be in `gone`).
+        folders = sorted({path.rsplit("/", 1)[0] if "/" in path else "" for path in tops})
+        nodes = self.kernel.node_ids(self._mount_path(folder) for folder in folders)
+        self.kernel.forget_entries(nodes, [self._mount_path(path) for path in tops])
+        changed = set(paths)
         for path in paths:
-            parent = path.strip("/")
-            while "/" in parent:
-                parent = parent.rsplit("/", 1)[0]
-                folders.add(parent)
-        # Node ids of the folders as the kernel knows them now, before any is removed.
-        nodes = self.kernel.node_ids(self._mount_path(folder) for folder in sorted(folders))
-        removed: list[str] = []
-        try:
-            yield removed
-        finally:
-            self.kernel.forget_entries(nodes, [self._mount_path(path) for path in removed])
-            self.kernel.invalidate(self._mount_path(path) for path in sorted(folders | set(paths)))
+            changed.update(_parents(path))
+        self.kernel.invalidate(self._mount_path(path) for path in sorted(changed))
+
+
+def _parents(path: str) -> list[str]:
+    """The folders above a relative path, up to the root ("")."""
+    parts = path.strip("/").split("/")
+    return ["/".join(parts[:depth]) for depth in range(len(parts) - 1, -1, -1)]
 
 
 class Views:

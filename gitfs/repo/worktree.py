@@ -5,20 +5,20 @@ temporary name and renamed into place, so a program reading the old file
 keeps a consistent old copy. Untracked and ignored files are never touched.
 The caller holds SyncState.frozen(): no FUSE write runs meanwhile.
 
-The kernel caches names, attributes and pages of current/ for long: every path
-changed here is reported to a WorktreeKernelView (the mount's, see wiring.py),
-which makes the kernel forget what it had of it.
+The kernel caches names, attributes and pages of current/ for long: apply_changes
+returns the paths it removed or replaced, and the caller tells the kernel (a
+WorktreeKernelView, the mount's, see wiring.py) to forget what it had of them and
+of every changed path, once SyncState.frozen() is released (see sync/cycle.py).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Collection, Iterator
+from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Optional, Protocol, cast
+from typing import Protocol, cast
 
 import pygit2
 
@@ -55,35 +55,30 @@ def tree_changes(repo: Repository, old_tree: pygit2.Oid | None, new_tree: pygit2
 class WorktreeKernelView(Protocol):
     """What the kernel caches of the working tree, told of changes made behind its back."""
 
-    def changing(self, paths: Collection[str]) -> contextlib.AbstractContextManager[list[str]]:
-        """Around a change of `paths` (relative to the working tree's root): yields a list
-        to which the change appends every path that it removed or replaced (files and
-        folders alike); at the end, the kernel forgets the names of those, and the
-        attributes and pages of `paths` and of their folders."""
+    def changed(self, paths: Collection[str], removed: Collection[str]) -> None:
+        """`paths` (relative to the working tree's root) changed, and `removed` (from
+        apply_changes) no longer name what they named: the kernel forgets the names of
+        `removed`, and the attributes and pages of `paths` and of their folders."""
         ...
 
 
-def apply_changes(repo: Repository, changes: TreeChanges, kernel: Optional[WorktreeKernelView] = None) -> None:
-    """Apply the changes to the working tree and the index."""
+def apply_changes(repo: Repository, changes: TreeChanges) -> list[str]:
+    """Apply the changes to the working tree and the index. Returns every path that
+    was removed or replaced (files and folders; a written file is a new inode)."""
     git = repo.git
     index = repo.index()
-    around = kernel.changing(changes.paths()) if kernel is not None else _no_kernel()
-    with around as removed:
-        for entry in changes.deletions:
-            removed.extend(_remove_file(repo, entry.path))
-            if entry.path in index:
-                index.remove(entry.path)
-        for entry in changes.writes:
-            if entry.mode == FILEMODE_COMMIT:
-                continue  # submodules are not checked out
-            removed.extend(_write_file(repo, entry.path, entry.mode, cast(pygit2.Blob, git[entry.id]).data))
-            index.add(entry.path)
+    removed: list[str] = []
+    for entry in changes.deletions:
+        removed.extend(_remove_file(repo, entry.path))
+        if entry.path in index:
+            index.remove(entry.path)
+    for entry in changes.writes:
+        if entry.mode == FILEMODE_COMMIT:
+            continue  # submodules are not checked out
+        removed.extend(_write_file(repo, entry.path, entry.mode, cast(pygit2.Blob, git[entry.id]).data))
+        index.add(entry.path)
     index.write()
-
-
-@contextlib.contextmanager
-def _no_kernel() -> Iterator[list[str]]:
-    yield []
+    return removed
 
 
 def _remove_file(repo: Repository, relative: str) -> list[str]:

@@ -184,8 +184,12 @@ class SyncCycle:
                 return CycleResult(waiting_for=tuple(sorted(busy)))
             # Working tree first, then the ref: a crash in between leaves changes
             # that the next mount commits again as local ones (they match the remote's).
-            apply_changes(self.repo, changes, self.kernel)
+            removed = apply_changes(self.repo, changes)
             self.repo.set_branch_tip(replay_tip, "gitfs: accept mine")
+        if self.kernel is not None:
+            # Outside frozen(): telling the kernel takes its lock of each parent folder,
+            # which a FUSE call in that folder may hold while it waits for frozen() to end.
+            self.kernel.changed(changes.paths(), removed)
         if conflicts:
             log.warning("conflicts resolved with the local version: %s", ", ".join(conflicts))
             if self.conflict_report is not None:
