@@ -104,6 +104,11 @@ class Router(Operations):
             # Keep a file's cached pages across opens while its mtime and size are
             # unchanged (a remote change replaces the file: new mtime, cache dropped).
             config_3.auto_cache = 1
+            # libfuse checks that (a getattr into GitFS at an open) at most once per
+            # ATTR_TIMEOUT, not once a second: the remote's changes drop the pages
+            # themselves (KernelCache), and the kernel updates its pages for its own writes.
+            config_3.ac_attr_timeout_set = 1
+            config_3.ac_attr_timeout = ATTR_TIMEOUT
         if conn_info is not None:
             # READDIRPLUS on every call, not just the first of a directory: the entries
             # of a big day then all arrive with their attributes.
