@@ -37,8 +37,9 @@ class CommitDays:
         self._indexed_moves: Optional[int] = None
         self._lock = threading.Lock()
         self._indexed_tip: Optional[pygit2.Oid] = None
-        self._days: dict[str, list[tuple[int, str]]] = {}  # day -> [(time, name)], oldest first
-        self._commits: dict[tuple[str, str], tuple[pygit2.Oid, int]] = {}  # (day, name) -> (oid, time)
+        # day -> [(time, name, oid)], oldest first. No second index by name: a day holds a
+        # few commits, and one entry per commit keeps a history of 170,000 commits small.
+        self._days: dict[str, list[tuple[int, str, pygit2.Oid]]] = {}
         self._sorted: Optional[list[str]] = None  # days newest first; None once the index changes
 
     def days(self) -> list[str]:
@@ -65,7 +66,7 @@ class CommitDays:
         with self._lock:
             self._refresh()
             entries = self._days.get(day)
-            return None if entries is None else [(name, timestamp) for timestamp, name in entries]
+            return None if entries is None else [(name, timestamp) for timestamp, name, _oid in entries]
 
     def _newest_first(self) -> list[str]:
         if self._sorted is None:
@@ -77,7 +78,7 @@ class CommitDays:
         with self._lock:
             self._refresh()
             entries = self._days.get(day)
-            return None if entries is None else [name for _time, name in entries]
+            return None if entries is None else [name for _time, name, _oid in entries]
 
     def span(self, day: str) -> Optional[tuple[int, int]]:
         """(first, last) commit time of a day."""
@@ -90,7 +91,10 @@ class CommitDays:
         """(oid, commit time) of the commit listed as day/name, or None."""
         with self._lock:
             self._refresh()
-            return self._commits.get((day, name))
+            for timestamp, entry_name, oid in self._days.get(day, ()):
+                if entry_name == name:
+                    return oid, timestamp
+            return None
 
     def _refresh(self) -> None:
         moves = self._moves() if self._moves is not None else None
@@ -102,7 +106,7 @@ class CommitDays:
             return
         self._sorted = None
         if self._indexed_tip is None or tip is None or not self._is_ancestor(self._indexed_tip, tip):
-            self._days, self._commits = {}, {}
+            self._days = {}
             hide = None
         else:
             hide = self._indexed_tip
@@ -111,11 +115,10 @@ class CommitDays:
         self._indexed_tip = tip
 
     def _add(self, commits) -> None:
-        new: dict[str, list[tuple[int, str]]] = {}
+        new: dict[str, list[tuple[int, str, pygit2.Oid]]] = {}
         for oid, timestamp in commits:  # newest first
             day, name = day_and_name(str(oid), timestamp)
-            self._commits[(day, name)] = (oid, timestamp)
-            new.setdefault(day, []).append((timestamp, name))
+            new.setdefault(day, []).append((timestamp, name, oid))
         for day, entries in new.items():
             entries.reverse()
             merged = self._days.get(day, []) + entries
