@@ -25,17 +25,21 @@ test: deps
 test-stress: deps
 	$(PYTEST) -m stress $(PYTEST_ARGS) tests
 
+# Both histories (long: 17,000 commits over 4,250 days; short: over ~730 days), the file
+# workloads beside an rclone mount, tar. BENCH_ARGS="--quick" for a short run;
+# BENCH_ARGS="--scale 17000,170000" for mount, listing and RSS at two sizes (slow).
+BENCH_ARGS ?=
 bench:
-	$(PYTHON) bench/run.py
+	$(PYTHON) bench/run.py $(BENCH_ARGS)
 
 demo:
 	bash demo/demo.sh
 
-# ruff (ruff.toml) on gitfs and tests, then mypy (mypy.ini) on gitfs. Both at the versions
+# ruff (ruff.toml) on gitfs, tests and bench, then mypy (mypy.ini) on gitfs. Both at the versions
 # setup.py's `lint` extra pins, which .ci/install-deps installs (or: pip install -e '.[lint]');
 # ruff.toml's required-version refuses any other ruff. No caches are left in the tree.
 lint: deps
-	$(PYTHON) -m ruff check --no-cache gitfs tests
+	$(PYTHON) -m ruff check --no-cache gitfs tests bench
 	$(MAKE) --no-print-directory typecheck GITFS_DEPS_READY=1
 
 typecheck: deps

@@ -10,19 +10,35 @@ so that an mfusepy upgrade that moves them fails a test rather than a mount.
 Performance: one FUSE round trip costs ~40 µs in this binding, far more than any
 lookup GitFS does, so the lever is fewer round trips. Answering READDIRPLUS with
 full attributes (for the read-only views that can give them cheaply: history/,
-days, commit folders) lets `ls -l` and `ls -R` go without a LOOKUP per entry.
+days, commit folders) lets `ls -l` and `ls -R` go without a LOOKUP per entry;
+with libfuse >= 3.16, opening a folder of history/ asks the kernel to keep its
+listing (cache_readdir, keep_cache), so a second listing costs OPENDIR and
+RELEASEDIR only; and KernelCache tells the kernel what GitFS changed behind its
+back, so that the kernel may cache entries and attributes for long (router.py).
 """
 
 from __future__ import annotations
 
 import ctypes
-from typing import Any
+import logging
+import os
+import threading
+from collections.abc import Iterable
+from typing import Any, Optional
 
 import mfusepy
+
+log = logging.getLogger(__name__)
 
 FUSE_CAP_READDIRPLUS_AUTO = 1 << 14  # fuse_common.h; cleared: every readdir call is "plus"
 FUSE_READDIR_PLUS = 1  # enum fuse_readdir_flags
 FUSE_FILL_DIR_PLUS = 2  # enum fuse_fill_dir_flags
+
+# libfuse's high-level API hands the cache_readdir and keep_cache bits that opendir sets
+# on to the kernel only from libfuse 3.16 on (3.14, Debian 12's, drops them: every
+# listing reaches GitFS again). Before that, GitFS answers no opendir at all: libfuse
+# then answers OPENDIR itself, without a call into Python.
+DIR_CACHE_FROM_OPENDIR = (mfusepy.fuse_version_major, mfusepy.fuse_version_minor) >= (3, 16)
 
 
 class GitFSFUSE(mfusepy.FUSE):
@@ -42,6 +58,40 @@ class GitFSFUSE(mfusepy.FUSE):
     """
 
     LISTINGS = 16  # directories whose listing is kept between the calls that read it
+    PINNED_THREADS = 64  # libfuse threads that keep their Python thread state (see _wrapper)
+
+    def _wrapper(self, func, *args, **kwargs):
+        """mfusepy's wrapper, in a libfuse thread that keeps its Python thread state.
+
+        ctypes makes a Python thread state for a thread that has none at the start of
+        every callback and destroys it at the end: for libfuse's threads, at every
+        FUSE call. One extra PyGILState_Ensure (never released) in each new libfuse
+        thread keeps its state between calls. A thread that libfuse ends leaves its
+        state behind (a few kB), so only the first PINNED_THREADS threads are pinned;
+        libfuse keeps max_idle_threads of them alive between bursts."""
+        pinned: set[int] = self.__dict__.setdefault("_pinned", set())
+        thread = threading.get_ident()
+        if thread not in pinned and len(pinned) < self.PINNED_THREADS:
+            pinned.add(thread)
+            ctypes.pythonapi.PyGILState_Ensure()
+        return super()._wrapper(func, *args, **kwargs)
+
+    def opendir(self, path: bytes, fip) -> int:
+        """No view keeps anything per open folder: answered here, without the router.
+
+        A folder under history/ (the `kernel_cached_dirs` prefix of the operations) is
+        immutable, or invalidated by KernelCache when the branch moves: the kernel may
+        keep its listing across opens (cache_readdir) and not drop it at the next open
+        (keep_cache). Other folders are listed afresh at every opendir."""
+        fi = fip.contents
+        fi.fh = 0
+        prefix = self.__dict__.get("_cached_prefix")
+        if prefix is None:
+            prefix = self._cached_prefix = self.operations.kernel_cached_dirs.encode(self.encoding, self.errors)
+        if prefix and (path == prefix or path.startswith(prefix + b"/")) and hasattr(fi, "cache_readdir"):
+            fi.cache_readdir = 1
+            fi.keep_cache = 1
+        return 0
 
     if mfusepy.fuse_version_major == 3:
         def readdir_fuse_3(self, path, buf, filler, offset, fip, flags):
@@ -79,3 +129,86 @@ class GitFSFUSE(mfusepy.FUSE):
                     listings.clear()
                 listings[decoded] = items
             return 0
+
+
+class KernelCache:
+    """What the kernel caches of the mount, told about the changes GitFS makes behind
+    its back (libfuse 3's notifications, from a thread that serves no FUSE request).
+
+    - invalidate(paths): drops the attributes and cached pages of each mount path
+      (`fuse_invalidate_path`); a path the kernel does not know is skipped.
+    - forget_entries(parents, removed): drops the kernel's name entry (dentry) of each
+      removed path (`fuse_lowlevel_notify_inval_entry`, which needs the parent folder's
+      node id: `parents` maps a parent's mount path to its st_ino, which is the node id
+      in libfuse's high-level API, read with lstat through the mount before the change).
+
+    Active between attach() (FUSE init, in a libfuse thread) and detach() (destroy);
+    a no-op outside, and on a libfuse without these calls.
+    """
+
+    def __init__(self, mount_point: str):
+        self.mount_point = mount_point
+        self._fuse: Optional[int] = None
+        self._session: Optional[int] = None
+        self._lock = threading.Lock()
+        self._invalidate_path = self._notify_inval_entry = None
+        library = getattr(mfusepy, "_libfuse", None)
+        if mfusepy.fuse_version_major == 3 and library is not None and hasattr(library, "fuse_invalidate_path"):
+            self._invalidate_path = library.fuse_invalidate_path
+            self._invalidate_path.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+            self._invalidate_path.restype = ctypes.c_int
+            library.fuse_get_session.argtypes = [ctypes.c_void_p]
+            library.fuse_get_session.restype = ctypes.c_void_p
+            self._get_session = library.fuse_get_session
+            self._notify_inval_entry = library.fuse_lowlevel_notify_inval_entry
+            self._notify_inval_entry.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_char_p, ctypes.c_size_t]
+            self._notify_inval_entry.restype = ctypes.c_int
+
+    @property
+    def active(self) -> bool:
+        return self._fuse is not None
+
+    def attach(self) -> None:
+        """In FUSE init: libfuse's context names the `struct fuse *` of this mount."""
+        if self._invalidate_path is None:
+            return
+        fuse = mfusepy._libfuse.fuse_get_context().contents.fuse
+        if fuse:
+            with self._lock:
+                self._fuse = fuse
+                self._session = self._get_session(fuse)
+
+    def detach(self) -> None:
+        with self._lock:
+            self._fuse = self._session = None
+
+    def node_ids(self, paths: Iterable[str]) -> dict[str, int]:
+        """{mount path: node id} of the folders among `paths` that exist now, read through the mount."""
+        found: dict[str, int] = {}
+        if not self.active:
+            return found
+        for path in paths:
+            try:
+                found[path] = os.lstat(self.mount_point + path).st_ino
+            except OSError:
+                continue
+        return found
+
+    def invalidate(self, paths: Iterable[str]) -> None:
+        with self._lock:
+            if self._fuse is None or self._invalidate_path is None:
+                return
+            for path in paths:
+                self._invalidate_path(self._fuse, path.encode("utf-8", "surrogateescape"))
+
+    def forget_entries(self, parents: dict[str, int], removed: Iterable[str]) -> None:
+        with self._lock:
+            if self._session is None or self._notify_inval_entry is None:
+                return
+            for path in removed:
+                parent, name = path.rsplit("/", 1)
+                node = parents.get(parent or "/")
+                if node is None:
+                    continue  # the kernel never looked into that folder
+                encoded = name.encode("utf-8", "surrogateescape")
+                self._notify_inval_entry(self._session, node, encoded, len(encoded))

@@ -7,6 +7,7 @@ waits until the child's mount answers (or fails) before it returns.
 
 from __future__ import annotations
 
+import ctypes
 import faulthandler
 import logging
 import os
@@ -73,9 +74,29 @@ def _set_open_files_limit(limit: int) -> None:
         raise FatalError(f"option max_open_files: cannot set {limit} ({error}; the hard limit is {hard})") from None
 
 
+MALLOC_ARENAS = 2
+M_ARENA_MAX = -8  # glibc's mallopt parameter
+
+
+def _limit_malloc_arenas() -> None:
+    """At most MALLOC_ARENAS malloc arenas (glibc). By default glibc gives each new
+    thread an arena of its own, up to eight per core: libfuse's threads, each
+    allocating for a few calls and then ending, left memory spread over arenas that
+    never shrink (a walk of history/ grew the daemon by tens of MB that way).
+    Elsewhere than glibc, nothing to do."""
+    try:
+        libc = ctypes.CDLL(None)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt(M_ARENA_MAX, MALLOC_ARENAS)
+
+
 def _serve(options, repo, owner, credentials, on_ready) -> int:
     from gitfs.fuse_binding import GitFSFUSE  # mfusepy's FUSE, answering READDIRPLUS
 
+    _limit_malloc_arenas()  # before libfuse starts its threads
     mount = Mount(options, repo, owner, credentials, on_ready=on_ready)
     _sync_on_sigusr1(mount.sync_worker.sync_now)
     try:

@@ -8,8 +8,9 @@ Performance: one FUSE round trip costs ~40 µs in this binding, far more than
 any lookup GitFS does, so the levers are fewer round trips: `readdir_with_attrs`
 gives GitFSFUSE (gitfs/fuse_binding.py) full attributes for the read-only views
 that can give them cheaply (history/, days, commit folders), so `ls -l` and
-`ls -R` need no LOOKUP per entry; `init_with_config` sets the kernel cache
-timeouts and asks for READDIRPLUS on every readdir call.
+`ls -R` need no LOOKUP per entry; `init_with_config` sets long kernel cache
+timeouts (what GitFS changes behind the kernel's back is invalidated, see
+ENTRY_TIMEOUT) and asks for READDIRPLUS on every readdir call.
 """
 
 from __future__ import annotations
@@ -21,20 +22,25 @@ from typing import Callable
 
 from mfusepy import FuseOSError, Operations
 
-from gitfs.fuse_binding import FUSE_CAP_READDIRPLUS_AUTO
+from gitfs.fuse_binding import DIR_CACHE_FROM_OPENDIR, FUSE_CAP_READDIRPLUS_AUTO
 from gitfs.routes import Route
 
 log = logging.getLogger(__name__)
 
 # Kernel cache timeouts, global in libfuse's high-level API (they cover current/ too).
-# current/ must show a remote change within fetch_timeout + 1 s (the fetch writes the
-# working tree behind the kernel's back), and its own writes at once (the kernel
-# invalidates what it writes itself): 1 s for entries and attributes, and no
-# negative caching (a name that appears remotely must not stay "missing"). history/
-# is immutable, but READDIRPLUS refreshes its entries on every listing, so longer
-# timeouts there would buy little.
-ENTRY_TIMEOUT = 1.0
-ATTR_TIMEOUT = 1.0
+# Long: history/ is immutable, and what changes is invalidated explicitly
+# (fuse_binding.KernelCache): the kernel updates its cache for every change made
+# through the mount, and GitFS tells it of the rest: the remote's changes that the
+# sync cycle writes into the working tree (worktree.apply_changes forgets the names,
+# attributes and pages of exactly the paths it changed), and new commits (history/
+# and the days they land in). No negative caching: GitFS does not track the names
+# the kernel found missing, and a name that appears remotely must show at once.
+# Not invalidated, so stale up to ATTR_TIMEOUT: the attributes and cached pages of
+# a file's other hard link after a write through one name (libfuse's high-level API
+# gives each name its own node), and the size shown by `stat .gitfs/status` (read with
+# direct_io, so its content is always current).
+ENTRY_TIMEOUT = 3600.0
+ATTR_TIMEOUT = 3600.0
 NEGATIVE_TIMEOUT = 0.0
 
 
@@ -43,8 +49,10 @@ class Router(Operations):
 
     def __init__(self, routes: list[Route], *, cache_size: int,
                  touch: Callable[[], None], on_init: Callable[[], None], on_destroy: Callable[[], None],
-                 disk_figures: Callable[[], dict]):
+                 disk_figures: Callable[[], dict], kernel_cached_dirs: str = ""):
         self.routes = routes
+        # Folders at and below this mount path keep their listing in the kernel (GitFSFUSE.opendir).
+        self.kernel_cached_dirs = kernel_cached_dirs
         self._disk_figures = disk_figures
         self._touch = touch
         self._on_init = on_init
@@ -96,6 +104,11 @@ class Router(Operations):
             # Keep a file's cached pages across opens while its mtime and size are
             # unchanged (a remote change replaces the file: new mtime, cache dropped).
             config_3.auto_cache = 1
+            # libfuse checks that (a getattr into GitFS at an open) at most once per
+            # ATTR_TIMEOUT, not once a second: the remote's changes drop the pages
+            # themselves (KernelCache), and the kernel updates its pages for its own writes.
+            config_3.ac_attr_timeout_set = 1
+            config_3.ac_attr_timeout = ATTR_TIMEOUT
         if conn_info is not None:
             # READDIRPLUS on every call, not just the first of a directory: the entries
             # of a big day then all arrive with their attributes.
@@ -109,6 +122,12 @@ class Router(Operations):
 
     def getattr(self, path, fh=None):
         return self._call("getattr", path)
+
+    if DIR_CACHE_FROM_OPENDIR:
+        def opendir(self, path):
+            # Answered by GitFSFUSE.opendir without coming here; defined so that mfusepy
+            # hands libfuse an opendir callback at all (which sets cache_readdir).
+            return 0
 
     def readdir(self, path, fh):
         return self._call("readdir", path, fh)

@@ -6,15 +6,18 @@ import errno
 import functools
 import logging
 import time
+from collections.abc import Collection
+from typing import Optional
 
 import pygit2
 from mfusepy import FuseOSError
 
+from gitfs.fuse_binding import KernelCache
 from gitfs.handles import HandleTable
 from gitfs.options import Options
 from gitfs.repo import remote as remote_ops
 from gitfs.repo.conflicts import ConflictLog
-from gitfs.repo.days import CommitDays
+from gitfs.repo.days import CommitDays, day_and_name
 from gitfs.repo.repository import Repository
 from gitfs.repo.versions import FileVersions
 from gitfs.router import Router
@@ -61,7 +64,10 @@ class Mount:
         self.jobs = PendingJobs()
         # Idle after min_idle_times quiet sync periods, as the original (at least 1 s).
         self.state = SyncState(idle_after=max(options.min_idle_times * options.sync_timeout, 1.0))
-        self.days = CommitDays(repo.branch_tip, repo.walk_commits, repo.is_ancestor)
+        self.days = CommitDays(repo.branch_tip, repo.walk_commits, repo.is_ancestor,
+                               moves=lambda: repo.branch_moves)
+        self.kernel = KernelCache(options.mount_point)
+        repo.on_branch_moved = self._branch_moved
         self.status = SyncStatus(remote=remote_ops.redact_url(options.remote_url), branch=repo.branch,
                                  pending=self.pending)
         self.conflict_log = ConflictLog(repo)
@@ -70,7 +76,8 @@ class Mount:
         remote = RemoteLink(repo, credentials, status=self.status, metrics=self.metrics)
         cycle = SyncCycle(repo, self.state, self.jobs, remote, signature=self.signature,
                           open_files=OpenFiles(paths=self.handles.open_paths, dirty_paths=self.handles.dirty_paths),
-                          conflicts=ConflictRecorder(self.conflict_log, self.status), metrics=self.metrics)
+                          conflicts=ConflictRecorder(self.conflict_log, self.status), metrics=self.metrics,
+                          kernel=WorktreeKernelCache(self.kernel, mount_prefix(options.current_path)))
         self.sync_worker = SyncWorker(cycle, self.jobs, self.state, writers=self.handles.writers,
                                       dirty_open_paths=self.handles.dirty_paths, sync_timeout=options.sync_timeout,
                                       recover=recovered_jobs, final_seconds=UNMOUNT_PUSH_SECONDS)
@@ -80,7 +87,20 @@ class Mount:
         routes = build_routes(Views(self), current_path=options.current_path, history_path=options.history_path)
         self.router = Router(routes, cache_size=options.cache_size, touch=self.state.touch,
                              on_init=self.start, on_destroy=self.stop,
-                             disk_figures=functools.partial(statvfs_dict, repo.workdir))
+                             disk_figures=functools.partial(statvfs_dict, repo.workdir),
+                             kernel_cached_dirs=mount_prefix(options.history_path))
+
+    def _branch_moved(self, old: Optional[pygit2.Oid], new: pygit2.Oid) -> None:
+        """New commits: the kernel keeps the listings of history/ and its days (see
+        GitFSFUSE.opendir) and their attributes, so it forgets those that changed."""
+        if not self.kernel.active:
+            return
+        history = mount_prefix(self.options.history_path)
+        if old is not None and self.repo.is_ancestor(old, new):
+            days = {day_and_name(str(oid), when)[0] for oid, when in self.repo.walk_commits(new, old)}
+        else:  # rewritten: any day may have lost or gained commits
+            days = set(self.days.days())
+        self.kernel.invalidate([history, *(f"{history}/{day}" for day in sorted(days))])
 
     def signature(self) -> pygit2.Signature:
         return pygit2.Signature(self.options.commiter_name, self.options.commiter_email)
@@ -92,6 +112,7 @@ class Mount:
 
     def start(self) -> None:
         """FUSE init: after any fork, so the threads live in the mounting process."""
+        self.kernel.attach()
         self.sync_worker.start()
         self.fetch_worker.start()
         log.info("mounted %s (branch %s) on %s", remote_ops.redact_url(self.options.remote_url),
@@ -103,6 +124,7 @@ class Mount:
         """FUSE destroy: the sync worker commits what is pending and pushes it if the remote
         answers in time. A worker stuck longer than that (a network call that hangs) is left
         behind: whatever it had not committed is on disk, and the next mount commits it."""
+        self.kernel.detach()  # unmounted: nothing is cached any more
         self.fetch_worker.stop(timeout=10)
         self.sync_worker.stop(timeout=UNMOUNT_PUSH_SECONDS + 10)
         log.info("unmounted %s", self.options.mount_point)
@@ -122,6 +144,43 @@ class Mount:
             fuse_kwargs["ro"] = True
         return fuse_kwargs
 
+
+def mount_prefix(folder: str) -> str:
+    """The mount path of a top folder option (`current`, `history`); "" for `/` (the root)."""
+    folder = folder.strip("/")
+    return f"/{folder}" if folder else ""
+
+
+class WorktreeKernelCache:
+    """The kernel's cache of current/ (worktree.WorktreeKernelView): relative paths of
+    the working tree to mount paths, for KernelCache."""
+
+    def __init__(self, kernel: KernelCache, prefix: str):
+        self.kernel = kernel
+        self.prefix = prefix  # "/current", or "" when current_path=/
+
+    def _mount_path(self, relative: str) -> str:
+        relative = relative.strip("/")
+        return f"{self.prefix}/{relative}" if relative else (self.prefix or "/")
+
+    def changed(self, paths: Collection[str], removed: Collection[str]) -> None:
+        gone = set(removed)
+        # The highest removed paths only: forgetting a folder's name forgets all below it.
+        tops = [path for path in sorted(gone) if not any(parent in gone for parent in _parents(path))]
+        # Node ids of their folders, which exist now (a removed one would be in `gone`).
+        folders = sorted({path.rsplit("/", 1)[0] if "/" in path else "" for path in tops})
+        nodes = self.kernel.node_ids(self._mount_path(folder) for folder in folders)
+        self.kernel.forget_entries(nodes, [self._mount_path(path) for path in tops])
+        changed = set(paths)
+        for path in paths:
+            changed.update(_parents(path))
+        self.kernel.invalidate(self._mount_path(path) for path in sorted(changed))
+
+
+def _parents(path: str) -> list[str]:
+    """The folders above a relative path, up to the root ("")."""
+    parts = path.strip("/").split("/")
+    return ["/".join(parts[:depth]) for depth in range(len(parts) - 1, -1, -1)]
 
 
 class Views:

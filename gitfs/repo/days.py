@@ -28,14 +28,20 @@ class CommitDays:
 
     def __init__(self, tip: Callable[[], Optional[pygit2.Oid]],
                  walk: Callable[[pygit2.Oid, Optional[pygit2.Oid]], object],
-                 is_ancestor: Callable[[pygit2.Oid, pygit2.Oid], bool]):
+                 is_ancestor: Callable[[pygit2.Oid, pygit2.Oid], bool],
+                 moves: Optional[Callable[[], int]] = None):
         self._tip = tip
         self._walk = walk
         self._is_ancestor = is_ancestor
+        # Without `moves`, the tip is read at every call; with it, only after a move
+        # (reading the ref costs more than the rest of a history/ lookup).
+        self._moves = moves
+        self._indexed_moves: Optional[int] = None
         self._lock = threading.Lock()
         self._indexed_tip: Optional[pygit2.Oid] = None
-        self._days: dict[str, list[tuple[int, str]]] = {}  # day -> [(time, name)], oldest first
-        self._commits: dict[tuple[str, str], tuple[pygit2.Oid, int]] = {}  # (day, name) -> (oid, time)
+        # day -> [(time, name, oid)], oldest first. No second index by name: a day holds a
+        # few commits, and one entry per commit keeps a history of 170,000 commits small.
+        self._days: dict[str, list[tuple[int, str, pygit2.Oid]]] = {}
         self._sorted: Optional[list[str]] = None  # days newest first; None once the index changes
         self._by_sha: dict[str, tuple[str, str]] = {}  # full hex sha -> (day, name)
         self._shas: Optional[list[str]] = None  # the keys of _by_sha, sorted; None once the index changes
@@ -64,7 +70,7 @@ class CommitDays:
         with self._lock:
             self._refresh()
             entries = self._days.get(day)
-            return None if entries is None else [(name, timestamp) for timestamp, name in entries]
+            return None if entries is None else [(name, timestamp) for timestamp, name, _oid in entries]
 
     def _newest_first(self) -> list[str]:
         if self._sorted is None:
@@ -76,7 +82,7 @@ class CommitDays:
         with self._lock:
             self._refresh()
             entries = self._days.get(day)
-            return None if entries is None else [name for _time, name in entries]
+            return None if entries is None else [name for _time, name, _oid in entries]
 
     def span(self, day: str) -> Optional[tuple[int, int]]:
         """(first, last) commit time of a day."""
@@ -89,7 +95,10 @@ class CommitDays:
         """(oid, commit time) of the commit listed as day/name, or None."""
         with self._lock:
             self._refresh()
-            return self._commits.get((day, name))
+            for timestamp, entry_name, oid in self._days.get(day, ()):
+                if entry_name == name:
+                    return oid, timestamp
+            return None
 
     def by_prefix(self, prefix: str) -> Optional[tuple[str, str]]:
         """(day, name) of the one commit of the branch whose hex id starts with prefix
@@ -105,13 +114,17 @@ class CommitDays:
             return self._by_sha[found[0]] if len(found) == 1 else None
 
     def _refresh(self) -> None:
+        moves = self._moves() if self._moves is not None else None
+        if moves is not None and moves == self._indexed_moves:
+            return
         tip = self._tip()
+        self._indexed_moves = moves  # read before the tip: a move after it is seen next time
         if tip == self._indexed_tip:
             return
         self._sorted = None
         self._shas = None
         if self._indexed_tip is None or tip is None or not self._is_ancestor(self._indexed_tip, tip):
-            self._days, self._commits, self._by_sha = {}, {}, {}
+            self._days, self._by_sha = {}, {}
             hide = None
         else:
             hide = self._indexed_tip
@@ -120,12 +133,11 @@ class CommitDays:
         self._indexed_tip = tip
 
     def _add(self, commits) -> None:
-        new: dict[str, list[tuple[int, str]]] = {}
+        new: dict[str, list[tuple[int, str, pygit2.Oid]]] = {}
         for oid, timestamp in commits:  # newest first
             day, name = day_and_name(str(oid), timestamp)
-            self._commits[(day, name)] = (oid, timestamp)
             self._by_sha[str(oid)] = (day, name)
-            new.setdefault(day, []).append((timestamp, name))
+            new.setdefault(day, []).append((timestamp, name, oid))
         for day, entries in new.items():
             entries.reverse()
             merged = self._days.get(day, []) + entries

@@ -17,7 +17,7 @@ import os
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Optional, cast
+from typing import Callable, Optional, cast
 
 import pygit2
 
@@ -67,6 +67,11 @@ class Repository:
         self._handles: dict[int, pygit2.Repository] = {}
         self._handles_lock = threading.Lock()
         self._sizes: dict[pygit2.Oid, int] = {}  # blob oid -> size, bounded by BLOB_SIZES
+        # The branch moves only through this object (the sync worker's commits and merges):
+        # `branch_moves` counts the moves, so readers that index the branch (CommitDays)
+        # need not read the ref at every call; `on_branch_moved(old, new)` is told of each.
+        self.branch_moves = 0
+        self.on_branch_moved: Optional[Callable[[Optional[pygit2.Oid], pygit2.Oid], None]] = None
 
     # -- handles -----------------------------------------------------------
 
@@ -124,7 +129,14 @@ class Repository:
         return cast(pygit2.Oid, ref.resolve().target) if ref is not None else None  # a direct ref: an Oid
 
     def set_branch_tip(self, oid: pygit2.Oid, message: str) -> None:
+        old = self.branch_tip()
         self.git.create_reference(branch_ref(self.branch), oid, force=True, message=message)
+        self._branch_moved(old, oid)
+
+    def _branch_moved(self, old: Optional[pygit2.Oid], new: pygit2.Oid) -> None:
+        self.branch_moves += 1
+        if self.on_branch_moved is not None and old != new:
+            self.on_branch_moved(old, new)
 
     def set_remote_tip(self, oid: pygit2.Oid) -> None:
         self.git.references.create(remote_ref(self.branch), oid, force=True)
@@ -251,7 +263,9 @@ class Repository:
         if parent is not None and git[parent].tree.id == tree:
             return None
         parents = [parent] if parent is not None else []
-        return git.create_commit(branch_ref(self.branch), signature, signature, message, tree, parents)
+        oid = git.create_commit(branch_ref(self.branch), signature, signature, message, tree, parents)
+        self._branch_moved(parent, oid)
+        return oid
 
     def changed_paths(self) -> list[str]:
         """Working-tree paths that differ from the branch tip (ignored files excluded)."""

@@ -4,6 +4,11 @@ Used when the remote's changes are integrated. Each file is written to a
 temporary name and renamed into place, so a program reading the old file
 keeps a consistent old copy. Untracked and ignored files are never touched.
 The caller holds SyncState.frozen(): no FUSE write runs meanwhile.
+
+The kernel caches names, attributes and pages of current/ for long: apply_changes
+returns the paths it removed or replaced, and the caller tells the kernel (a
+WorktreeKernelView, the mount's, see wiring.py) to forget what it had of them and
+of every changed path, once SyncState.frozen() is released (see sync/cycle.py).
 """
 
 from __future__ import annotations
@@ -11,8 +16,9 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Protocol, cast
 
 import pygit2
 
@@ -46,23 +52,37 @@ def tree_changes(repo: Repository, old_tree: pygit2.Oid | None, new_tree: pygit2
     return changes
 
 
-def apply_changes(repo: Repository, changes: TreeChanges) -> None:
-    """Apply the changes to the working tree and the index."""
+class WorktreeKernelView(Protocol):
+    """What the kernel caches of the working tree, told of changes made behind its back."""
+
+    def changed(self, paths: Collection[str], removed: Collection[str]) -> None:
+        """`paths` (relative to the working tree's root) changed, and `removed` (from
+        apply_changes) no longer name what they named: the kernel forgets the names of
+        `removed`, and the attributes and pages of `paths` and of their folders."""
+        ...
+
+
+def apply_changes(repo: Repository, changes: TreeChanges) -> list[str]:
+    """Apply the changes to the working tree and the index. Returns every path that
+    was removed or replaced (files and folders; a written file is a new inode)."""
     git = repo.git
     index = repo.index()
+    removed: list[str] = []
     for entry in changes.deletions:
-        _remove_file(repo, entry.path)
+        removed.extend(_remove_file(repo, entry.path))
         if entry.path in index:
             index.remove(entry.path)
     for entry in changes.writes:
         if entry.mode == FILEMODE_COMMIT:
             continue  # submodules are not checked out
-        _write_file(repo, entry.path, entry.mode, cast(pygit2.Blob, git[entry.id]).data)
+        removed.extend(_write_file(repo, entry.path, entry.mode, cast(pygit2.Blob, git[entry.id]).data))
         index.add(entry.path)
     index.write()
+    return removed
 
 
-def _remove_file(repo: Repository, relative: str) -> None:
+def _remove_file(repo: Repository, relative: str) -> list[str]:
+    """Remove the file and the folders it leaves empty; the relative paths removed."""
     full = repo.full_path(relative)
     try:
         os.unlink(full)
@@ -70,19 +90,25 @@ def _remove_file(repo: Repository, relative: str) -> None:
         pass
     except IsADirectoryError:
         shutil.rmtree(full)
+    removed = [relative]
     parent = os.path.dirname(full)
     while parent != repo.workdir:  # drop directories the deletion left empty
         try:
             os.rmdir(parent)
         except OSError:
             break
+        removed.append(os.path.relpath(parent, repo.workdir))
         parent = os.path.dirname(parent)
+    return removed
 
 
-def _write_file(repo: Repository, relative: str, mode: int, data: bytes) -> None:
+def _write_file(repo: Repository, relative: str, mode: int, data: bytes) -> list[str]:
+    """Write the file (a new inode, renamed into place); the relative paths it replaced:
+    itself (the old name now names another file) and files that stood where folders go."""
     full = repo.full_path(relative)
     parent = os.path.dirname(full)
-    _make_directories(repo, parent)
+    replaced = [os.path.relpath(path, repo.workdir) for path in _make_directories(repo, parent)]
+    replaced.append(relative)
     if os.path.isdir(full) and not os.path.islink(full):
         shutil.rmtree(full)  # the remote replaced a directory by a file
     if mode == FILEMODE_LINK:
@@ -94,15 +120,19 @@ def _write_file(repo: Repository, relative: str, mode: int, data: bytes) -> None
             handle.write(data)
         os.chmod(temporary, 0o755 if mode == FILEMODE_EXEC else 0o644)
     os.replace(temporary, full)
+    return replaced
 
 
-def _make_directories(repo: Repository, directory: str) -> None:
-    # A file may stand where the new tree has a directory.
+def _make_directories(repo: Repository, directory: str) -> list[str]:
+    """Make the folder and its missing parents; the files unlinked where a folder goes."""
     missing = []
+    unlinked = []
     while directory != repo.workdir and not os.path.isdir(directory):
         missing.append(directory)
         directory = os.path.dirname(directory)
     for path in reversed(missing):
-        if os.path.lexists(path):
+        if os.path.lexists(path):  # a file stands where the new tree has a folder
             os.unlink(path)
+            unlinked.append(path)
         os.mkdir(path)
+    return unlinked

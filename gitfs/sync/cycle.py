@@ -19,7 +19,7 @@ import pygit2
 from gitfs.repo.accept_mine import replay_local_commits
 from gitfs.repo.errors import PushRejected, RemoteError
 from gitfs.repo.repository import Repository
-from gitfs.repo.worktree import apply_changes, tree_changes
+from gitfs.repo.worktree import WorktreeKernelView, apply_changes, tree_changes
 from gitfs.sync.jobs import CommitJob, PendingJobs, batch_message, job_paths
 from gitfs.sync.metrics import Metrics
 from gitfs.sync.remote_link import RemoteLink
@@ -57,7 +57,8 @@ class OpenFiles:
 class SyncCycle:
     def __init__(self, repo: Repository, state: SyncState, jobs: PendingJobs, remote: RemoteLink, *,
                  signature: Callable[[], pygit2.Signature], open_files: OpenFiles,
-                 conflicts: Optional[ConflictReport] = None, metrics: Optional[Metrics] = None):
+                 conflicts: Optional[ConflictReport] = None, metrics: Optional[Metrics] = None,
+                 kernel: Optional[WorktreeKernelView] = None):
         self.repo = repo
         self.state = state
         self.jobs = jobs
@@ -66,6 +67,7 @@ class SyncCycle:
         self.open_files = open_files
         self.conflict_report = conflicts
         self.metrics = metrics
+        self.kernel = kernel  # told of every path the remote's changes replace in current/
         self._known_remote = repo.remote_tip()  # the remote's tip as this mount last saw it
 
     # -- the cycle ----------------------------------------------------------------
@@ -188,8 +190,12 @@ class SyncCycle:
                 return CycleResult(waiting_for=tuple(sorted(busy)))
             # Working tree first, then the ref: a crash in between leaves changes
             # that the next mount commits again as local ones (they match the remote's).
-            apply_changes(self.repo, changes)
+            removed = apply_changes(self.repo, changes)
             self.repo.set_branch_tip(replay_tip, "gitfs: accept mine")
+        if self.kernel is not None:
+            # Outside frozen(): telling the kernel takes its lock of each parent folder,
+            # which a FUSE call in that folder may hold while it waits for frozen() to end.
+            self.kernel.changed(changes.paths(), removed)
         if conflicts:
             log.warning("conflicts resolved with the local version: %s", ", ".join(conflicts))
             if self.metrics is not None:

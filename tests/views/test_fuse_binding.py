@@ -60,6 +60,22 @@ def test_overridden_and_called_methods_keep_their_signatures():
     assert parameters(mfusepy.set_st_attrs) == ["st", "attrs", "use_ns"]
 
 
+def test_the_wrapper_and_opendir_gitfs_overrides():
+    # GitFSFUSE._wrapper wraps mfusepy's (every callback goes through it, as partial(self._wrapper, method)).
+    assert parameters(mfusepy.FUSE._wrapper) == ["self", "func", "args", "kwargs"]
+    assert "functools.partial(self._wrapper, method)" in inspect.getsource(mfusepy.FUSE.__init__)
+    # GitFSFUSE.opendir replaces mfusepy's, which takes the same arguments.
+    assert parameters(mfusepy.FUSE.opendir) == parameters(GitFSFUSE.opendir) == ["self", "path", "fip"]
+
+
+def test_the_libfuse_calls_kernel_cache_makes():
+    # KernelCache: the struct fuse * from the context, and libfuse 3's invalidation calls.
+    assert "fuse" in {field[0] for field in mfusepy.fuse_context._fields_}
+    for symbol in ("fuse_get_context", "fuse_invalidate_path", "fuse_get_session",
+                   "fuse_lowlevel_notify_inval_entry"):
+        assert hasattr(mfusepy._libfuse, symbol), symbol
+
+
 def test_the_readdir_callback_and_filler_prototypes():
     fields = {field[0]: field[1] for field in mfusepy.fuse_operations._fields_}
     assert fields["readdir"]._argtypes_ == (
@@ -74,7 +90,7 @@ def test_the_readdir_callback_and_filler_prototypes():
     (mfusepy.fuse_config, {"entry_timeout", "attr_timeout", "negative_timeout", "auto_cache"}),
     (mfusepy.fuse_conn_info, {"want"}),
     # Router.open/create (raw_fi=True); noflush is optional (libfuse >= 3.11) and checked with hasattr
-    (mfusepy.fuse_file_info, {"fh", "flags", "keep_cache", "direct_io"}),
+    (mfusepy.fuse_file_info, {"fh", "flags", "keep_cache", "direct_io", "cache_readdir"}),
     # what the views' stat dicts fill through set_st_attrs
     (mfusepy.c_stat, {"st_mode", "st_ino", "st_nlink", "st_uid", "st_gid", "st_size", "st_atimespec",
                       "st_mtimespec", "st_ctimespec"}),

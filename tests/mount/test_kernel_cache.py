@@ -1,0 +1,148 @@
+"""Layer 3: the kernel caches names, attributes, pages and history/ listings for long
+(an hour); what GitFS changes behind the kernel's back must still show at once.
+
+Each test first makes the kernel cache what the remote then changes (reads, stats,
+listings), so that a missing invalidation leaves the old state visible for the whole
+cache timeout and the test fails. The mounts fetch every second (fetch_timeout=1):
+once GitFS has written the remote's change into its clone, the mount must show it
+within the second that follows (fetch_timeout + 1 s counted from the push).
+"""
+
+import errno
+import os
+import time
+
+from helpers import git, wait_for
+
+FETCH_TIMEOUT = 1.0
+SHOWN_WITHIN = FETCH_TIMEOUT + 1.0  # after GitFS applied the change to its clone
+
+
+def applied(mount, sha: str) -> None:
+    """Wait (as long as the sync needs on a busy machine) until the clone's branch is at sha."""
+    wait_for(lambda: git("rev-parse", "main", cwd=mount.repo_path, check=False).strip() == sha,
+             timeout=60, message=f"the clone at {sha[:10]}")
+
+
+def errno_of(call) -> int:
+    try:
+        call()
+    except OSError as error:
+        return error.errno
+    return 0
+
+
+def test_a_remote_change_to_a_same_size_file_shows(remote, mount_gitfs):
+    remote.commit({"same.txt": "version one\n"}, "one")
+    mount = mount_gitfs(remote, fetch_timeout=FETCH_TIMEOUT)
+    path = mount.current / "same.txt"
+    for _ in range(3):  # pages, attributes and the name are all in the kernel's cache now
+        assert path.read_bytes() == b"version one\n"
+        before = os.stat(path)
+    sha = remote.commit({"same.txt": "version two\n"}, "two")  # same size, other bytes
+    applied(mount, sha)
+    # stat first: nothing but the invalidation refreshes attributes the kernel holds for an hour
+    wait_for(lambda: os.stat(path).st_mtime_ns != before.st_mtime_ns, timeout=SHOWN_WITHIN,
+             message="the new modification time")
+    assert os.stat(path).st_size == before.st_size
+    wait_for(lambda: path.read_bytes() == b"version two\n", timeout=SHOWN_WITHIN, message="the new bytes")
+    with open(path, "rb") as handle:  # a file opened now reads the new bytes too
+        assert handle.read() == b"version two\n"
+
+
+def test_a_remote_folder_rename_and_deletion_show(remote, mount_gitfs):
+    remote.commit({"old/a.txt": "a\n", "old/deep/b.txt": "b\n", "gone.txt": "gone\n"}, "tree")
+    mount = mount_gitfs(remote, fetch_timeout=FETCH_TIMEOUT)
+    current = mount.current
+    for _ in range(2):  # cache every name, attribute and page involved
+        assert sorted(os.listdir(current / "old")) == ["a.txt", "deep"]
+        assert (current / "old" / "a.txt").read_text() == "a\n"
+        assert (current / "old" / "deep" / "b.txt").read_text() == "b\n"
+        assert (current / "gone.txt").read_text() == "gone\n"
+        os.stat(current / "old" / "deep")
+
+    def rename(work):
+        git("mv", "old", "new", cwd=work)
+        git("rm", "-q", "gone.txt", cwd=work)
+
+    git("pull", "-q", "--rebase", "origin", remote.branch, cwd=remote.work, check=False)
+    rename(remote.work)
+    sha = remote.commit_staged("rename old to new, delete gone.txt")
+    applied(mount, sha)
+
+    def shown():
+        names = set(os.listdir(current))
+        return ("new" in names and "old" not in names and "gone.txt" not in names
+                and not os.path.exists(current / "old") and not os.path.exists(current / "gone.txt"))
+
+    wait_for(shown, timeout=SHOWN_WITHIN, message="the rename and the deletion in current/")
+    assert errno_of(lambda: os.stat(current / "old" / "a.txt")) == errno.ENOENT
+    assert errno_of(lambda: open(current / "old" / "deep" / "b.txt", "rb")) == errno.ENOENT
+    assert (current / "new" / "a.txt").read_text() == "a\n"
+    assert (current / "new" / "deep" / "b.txt").read_text() == "b\n"
+    # The names the kernel had cached are free again: creating them works as on a disk.
+    (current / "gone.txt").write_text("back\n")
+    assert (current / "gone.txt").read_text() == "back\n"
+    (current / "old").mkdir()
+    assert os.listdir(current / "old") == []
+
+
+def test_a_remote_file_replaced_by_a_folder_shows(remote, mount_gitfs):
+    remote.commit({"thing": "a file\n"}, "file")
+    mount = mount_gitfs(remote, fetch_timeout=FETCH_TIMEOUT)
+    thing = mount.current / "thing"
+    assert thing.read_text() == "a file\n"
+    os.stat(thing)
+    git("pull", "-q", "--rebase", "origin", remote.branch, cwd=remote.work, check=False)
+    git("rm", "-q", "thing", cwd=remote.work)
+    sha = remote.commit({"thing/inside": "now a folder\n"}, "folder")
+    applied(mount, sha)
+    wait_for(lambda: thing.is_dir(), timeout=SHOWN_WITHIN, message="thing as a folder")
+    assert (thing / "inside").read_text() == "now a folder\n"
+
+
+def day_of(mount, sha: str) -> tuple[str, str]:
+    """(day folder, commit folder) of a commit, as GitFS names them (local time)."""
+    stamp = int(git("--git-dir", str(mount.remote.bare), "log", "-1", "--format=%ct", sha).strip())
+    local = time.localtime(stamp)
+    return time.strftime("%Y-%m-%d", local), time.strftime("%H-%M-%S-", local) + sha[:10]
+
+
+def test_a_new_commit_shows_in_history_and_in_its_day(remote, mount_gitfs):
+    first = remote.commit({"a.txt": "1\n"}, "today")
+    mount = mount_gitfs(remote, fetch_timeout=FETCH_TIMEOUT)
+    today, first_name = day_of(mount, first)
+    for _ in range(3):  # the kernel keeps these listings (and their attributes) now
+        days = os.listdir(mount.history)
+        commits = os.listdir(mount.history / today)
+        os.stat(mount.history / today)
+    assert today in days and first_name in commits
+
+    # A remote commit on a day that has commits already, then one on a new day.
+    second = remote.commit({"a.txt": "2\n"}, "same day", date=time.strftime("%Y-%m-%dT23:59:59"))
+    applied(mount, second)
+    _, second_name = day_of(mount, second)
+    second_time = int(git("--git-dir", str(remote.bare), "log", "-1", "--format=%ct", second).strip())
+    # A folder's modification time is its newest commit's: attributes the kernel holds for an hour.
+    wait_for(lambda: os.stat(mount.history / today).st_mtime == second_time, timeout=SHOWN_WITHIN,
+             message="the day's new modification time")
+    wait_for(lambda: second_name in os.listdir(mount.history / today), timeout=SHOWN_WITHIN,
+             message="the commit in its day's listing")
+    third = remote.commit({"a.txt": "3\n"}, "new day", date="2031-01-02T12:00:00")
+    applied(mount, third)
+    new_day, third_name = day_of(mount, third)
+    third_time = int(git("--git-dir", str(remote.bare), "log", "-1", "--format=%ct", third).strip())
+    wait_for(lambda: os.stat(mount.history).st_mtime == third_time, timeout=SHOWN_WITHIN,
+             message="history/'s new modification time")
+    wait_for(lambda: new_day in os.listdir(mount.history), timeout=SHOWN_WITHIN, message="the new day in history/")
+    assert os.listdir(mount.history / new_day) == [third_name]
+    assert (mount.history / new_day / third_name / "a.txt").read_text() == "3\n"
+
+    # A local commit (a write through current/) shows the same way.
+    (mount.current / "local.txt").write_text("mine\n")
+    wait_for(lambda: "local.txt" in mount.remote.files(), timeout=60, message="the local commit pushed")
+    local = mount.remote.head()
+    local_day, local_name = day_of(mount, local)
+    wait_for(lambda: local_day in os.listdir(mount.history)
+             and local_name in os.listdir(mount.history / local_day), timeout=SHOWN_WITHIN,
+             message="the local commit in history/")
