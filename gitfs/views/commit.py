@@ -53,7 +53,41 @@ class LazyBlob:
         self._buffer = None  # the last reference: libgit2's buffer is freed now
 
 
-class CommitView(ReadOnlyView):
+def blob_stat(owner: Owner, git_mode: int, size: int, when: int) -> dict:
+    """stat of a blob or link of a commit, read-only: 0444, 0555 with the exec bit."""
+    if git_mode == FILEMODE_LINK:
+        mode = stat.S_IFLNK | 0o777
+    else:
+        mode = stat.S_IFREG | (0o555 if git_mode == FILEMODE_EXEC else 0o444)
+    return {"st_mode": mode, "st_nlink": 1, "st_size": size, "st_blocks": (size + 511) // 512,
+            "st_uid": owner.uid, "st_gid": owner.gid,
+            "st_atime": when * NS, "st_mtime": when * NS, "st_ctime": when * NS}
+
+
+class BlobView(ReadOnlyView):
+    """A read-only view whose files are blobs of `repo`: an open file keeps its blob (a
+    LazyBlob) on its handle in the mount's HandleTable, never on the view."""
+
+    repo: Repository
+    handles: HandleTable
+
+    def _open_blob(self, path: str, oid: pygit2.Oid) -> int:
+        return self.handles.add(OpenFile(path=path, data=LazyBlob(self.repo, oid)))
+
+    def _link_text(self, oid: pygit2.Oid) -> str:
+        return self.repo.blob_bytes(oid).decode("utf-8", "surrogateescape")
+
+    def read(self, path, size, offset, fh):
+        return self.handles.get(fh).data.read(size, offset)
+
+    def release(self, path, fh):
+        open_file = self.handles.pop(fh)
+        if open_file is not None:
+            open_file.data.release()
+        return 0
+
+
+class CommitView(BlobView):
     # Immutable content: the kernel may keep it in its page cache (see router.open).
     kernel_cache = True
 
@@ -97,16 +131,7 @@ class CommitView(ReadOnlyView):
     def _stat(self, item: TreeItem) -> dict:
         if item.mode in (FILEMODE_TREE, FILEMODE_COMMIT):  # a submodule shows as an empty folder
             return directory_stat(self.owner, self.commit_time)
-        if item.mode == FILEMODE_LINK:
-            mode = stat.S_IFLNK | 0o777
-        else:
-            mode = stat.S_IFREG | (0o555 if item.mode == FILEMODE_EXEC else 0o444)
-        when = self.commit_time * NS
-        return {
-            "st_mode": mode, "st_nlink": 1, "st_size": item.size, "st_blocks": (item.size + 511) // 512,
-            "st_uid": self.owner.uid, "st_gid": self.owner.gid,
-            "st_atime": when, "st_mtime": when, "st_ctime": when,
-        }
+        return blob_stat(self.owner, item.mode, item.size, self.commit_time)
 
     def readdir(self, path, fh):
         item = self._item(path)
@@ -137,7 +162,7 @@ class CommitView(ReadOnlyView):
         item = self._item(path)
         if item.mode != FILEMODE_LINK:
             raise FuseOSError(errno.EINVAL)
-        return self.repo.blob_bytes(item.oid).decode("utf-8", "surrogateescape")
+        return self._link_text(item.oid)
 
     def open(self, path, flags):
         if is_write_open(flags):
@@ -145,14 +170,4 @@ class CommitView(ReadOnlyView):
         item = self._item(path)
         if item.mode in (FILEMODE_TREE, FILEMODE_COMMIT):
             raise FuseOSError(errno.EISDIR)
-        # OpenFile.data holds the lazily inflated blob (history blobs are not working-tree files).
-        return self.handles.add(OpenFile(path=path, data=LazyBlob(self.repo, item.oid)))
-
-    def read(self, path, size, offset, fh):
-        return self.handles.get(fh).data.read(size, offset)
-
-    def release(self, path, fh):
-        open_file = self.handles.pop(fh)
-        if open_file is not None:
-            open_file.data.release()
-        return 0
+        return self._open_blob(path, item.oid)

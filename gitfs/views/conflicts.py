@@ -9,20 +9,19 @@ paths in their folders; each file has the content, mode and size of
 from __future__ import annotations
 
 import errno
-import stat
 from typing import Optional
 
 from mfusepy import FuseOSError
 
-from gitfs.handles import HandleTable, OpenFile
+from gitfs.handles import HandleTable
 from gitfs.repo.conflicts import ConflictLog
 from gitfs.repo.errors import GitCoreError
-from gitfs.repo.repository import FILEMODE_EXEC, FILEMODE_LINK, Repository, TreeItem
-from gitfs.views.base import NS, Owner, ReadOnlyView, directory_stat, is_write_open
-from gitfs.views.commit import LazyBlob
+from gitfs.repo.repository import FILEMODE_LINK, Repository, TreeItem
+from gitfs.views.base import Owner, directory_stat, is_write_open
+from gitfs.views.commit import BlobView, blob_stat
 
 
-class ConflictsView(ReadOnlyView):
+class ConflictsView(BlobView):
     # Immutable content: the kernel may keep it in its page cache (see router.open).
     kernel_cache = True
 
@@ -59,13 +58,7 @@ class ConflictsView(ReadOnlyView):
         when, names, item = self._find(path)
         if item is None:
             return directory_stat(self.owner, when)
-        if item.mode == FILEMODE_LINK:
-            mode = stat.S_IFLNK | 0o777
-        else:
-            mode = stat.S_IFREG | (0o555 if item.mode == FILEMODE_EXEC else 0o444)
-        return {"st_mode": mode, "st_nlink": 1, "st_size": item.size, "st_blocks": (item.size + 511) // 512,
-                "st_uid": self.owner.uid, "st_gid": self.owner.gid,
-                "st_atime": when * NS, "st_mtime": when * NS, "st_ctime": when * NS}
+        return blob_stat(self.owner, item.mode, item.size, when)
 
     def readdir(self, path, fh):
         _when, names, _item = self._find(path)
@@ -77,7 +70,7 @@ class ConflictsView(ReadOnlyView):
         _when, _names, item = self._find(path)
         if item is None or item.mode != FILEMODE_LINK:
             raise FuseOSError(errno.EINVAL)
-        return self.repo.blob_bytes(item.oid).decode("utf-8", "surrogateescape")
+        return self._link_text(item.oid)
 
     def open(self, path, flags):
         if is_write_open(flags):
@@ -85,13 +78,4 @@ class ConflictsView(ReadOnlyView):
         _when, _names, item = self._find(path)
         if item is None:
             raise FuseOSError(errno.EISDIR)
-        return self.handles.add(OpenFile(path=path, data=LazyBlob(self.repo, item.oid)))
-
-    def read(self, path, size, offset, fh):
-        return self.handles.get(fh).data.read(size, offset)
-
-    def release(self, path, fh):
-        open_file = self.handles.pop(fh)
-        if open_file is not None:
-            open_file.data.release()
-        return 0
+        return self._open_blob(path, item.oid)

@@ -10,20 +10,19 @@ symlinks. The index behind it is the git core's (repo/versions.py).
 from __future__ import annotations
 
 import errno
-import stat
 from typing import Optional
 
 from mfusepy import FuseOSError
 
-from gitfs.handles import HandleTable, OpenFile
+from gitfs.handles import HandleTable
 from gitfs.repo.errors import NotADirectory, PathNotFound
-from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, FILEMODE_TREE, Repository, TreeItem
+from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_LINK, FILEMODE_TREE, Repository, TreeItem
 from gitfs.repo.versions import FileVersions, Version
-from gitfs.views.base import NS, Owner, ReadOnlyView, directory_stat, is_write_open
-from gitfs.views.commit import LazyBlob
+from gitfs.views.base import Owner, directory_stat, is_write_open
+from gitfs.views.commit import BlobView, blob_stat
 
 
-class VersionsView(ReadOnlyView):
+class VersionsView(BlobView):
     # A version's bytes never change: the kernel may keep them (see router.open).
     kernel_cache = True
 
@@ -79,15 +78,7 @@ class VersionsView(ReadOnlyView):
                               newest[0].commit_time if newest else None)
 
     def _version_stat(self, version: Version) -> dict:
-        size = self.repo.blob_size(version.oid)
-        if version.mode == FILEMODE_LINK:
-            mode = stat.S_IFLNK | 0o777
-        else:
-            mode = stat.S_IFREG | (0o555 if version.mode == FILEMODE_EXEC else 0o444)
-        when = version.commit_time * NS
-        return {"st_mode": mode, "st_nlink": 1, "st_size": size, "st_blocks": (size + 511) // 512,
-                "st_uid": self.owner.uid, "st_gid": self.owner.gid,
-                "st_atime": when, "st_mtime": when, "st_ctime": when}
+        return blob_stat(self.owner, version.mode, self.repo.blob_size(version.oid), version.commit_time)
 
     def readdir(self, path, fh):
         item, file_path, version = self._find(path)
@@ -115,7 +106,7 @@ class VersionsView(ReadOnlyView):
         _item, _file_path, version = self._find(path)
         if version is None or version.mode != FILEMODE_LINK:
             raise FuseOSError(errno.EINVAL)
-        return self.repo.blob_bytes(version.oid).decode("utf-8", "surrogateescape")
+        return self._link_text(version.oid)
 
     def open(self, path, flags):
         if is_write_open(flags):
@@ -123,13 +114,4 @@ class VersionsView(ReadOnlyView):
         _item, _file_path, version = self._find(path)
         if version is None:
             raise FuseOSError(errno.EISDIR)
-        return self.handles.add(OpenFile(path=path, data=LazyBlob(self.repo, version.oid)))
-
-    def read(self, path, size, offset, fh):
-        return self.handles.get(fh).data.read(size, offset)
-
-    def release(self, path, fh):
-        open_file = self.handles.pop(fh)
-        if open_file is not None:
-            open_file.data.release()
-        return 0
+        return self._open_blob(path, version.oid)
