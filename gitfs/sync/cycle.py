@@ -87,7 +87,8 @@ class SyncCycle:
         jobs = self.jobs.take()
         if include_open:  # release queues them again: committed once more if they change
             jobs += [CommitJob(f"Update {path}", add=(path.lstrip("/"),)) for path in self.open_files.dirty_paths()]
-        jobs = [job for job in jobs if not self._only_ignored(job)]
+        index = self.repo.index()
+        jobs = [job for job in jobs if not self._only_ignored(job, index)]
         if not jobs:
             return None
         message = batch_message(jobs)
@@ -129,8 +130,7 @@ class SyncCycle:
         self.repo.stage_everything()
         return self.repo.commit_index(message, self.signature())
 
-    def _only_ignored(self, job: CommitJob) -> bool:
-        index = self.repo.index()
+    def _only_ignored(self, job: CommitJob, index: pygit2.Index) -> bool:
         return all(self.repo.is_ignored(path) and path not in index for path in job.paths)
 
     # -- with the remote ----------------------------------------------------------

@@ -92,7 +92,7 @@ class SyncWorker(threading.Thread):
         return self._guarded(self._run_cycle)
 
     def due(self) -> bool:
-        writing, open_too_long = self.writers()[0], self._open_too_long()
+        writing, open_too_long = self._writing()
         # A file written while open owes a commit too (after the open-file bound).
         if not (self.jobs or self._owed or (open_too_long and self.dirty_open_paths())):
             return False
@@ -109,13 +109,16 @@ class SyncWorker(threading.Thread):
             return min(max(left, 0.05), max(self._retry_at - self.clock(), 0.05), 1.0)
         return 1.0
 
-    def _open_too_long(self) -> bool:
-        return self.writers()[1] > max(10 * self.sync_timeout, 1.0)
+    def _writing(self) -> tuple[int, bool]:
+        """(files open for writing, whether the oldest has been open past the open-file bound)."""
+        count, oldest = self.writers()
+        return count, oldest > max(10 * self.sync_timeout, 1.0)
 
     def _run_cycle(self) -> CycleResult:
         self._woken = False
         self._forced.clear()
-        writing, open_too_long = self.writers()[0] > 0, self._open_too_long()
+        writers, open_too_long = self._writing()
+        writing = writers > 0
         result = self.cycle.run(commit=not writing or open_too_long, include_open=writing and open_too_long)
         if self._last_failure is not None:  # the remote link reports its own recoveries
             log.warning("sync works again; local commits are on the remote")
