@@ -8,6 +8,7 @@ and push run outside it, so no FUSE call ever waits on the network.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -80,7 +81,7 @@ class SyncCycle:
             with self.state.frozen():
                 committed = self.commit_pending(include_open=include_open)
         result = self.sync_with_remote()
-        return CycleResult(committed, result.pushed, result.conflicts, result.waiting_for)
+        return dataclasses.replace(result, committed=committed)
 
     def commit_pending(self, include_open: bool = False) -> Optional[pygit2.Oid]:
         """Commit what the working tree holds for the pending jobs (caller holds frozen())."""
