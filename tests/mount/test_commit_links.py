@@ -62,8 +62,10 @@ def test_the_link_is_read_only(remote, mount_gitfs):
 def test_a_new_commit_on_the_remote_is_found_by_its_id(remote, mount_gitfs):
     mount = mount_gitfs(remote, fetch_timeout=1)
     assert os.listdir(mount.history / remote.head()[:7] / "")
-    sha = remote.commit({"fresh": "new\n"}, "fresh")
-    assert not os.path.lexists(mount.history / sha[:9])
+    remote.commit({"fresh": "new\n"}, "fresh", push=False)
+    sha = git("rev-parse", "HEAD", cwd=remote.work).strip()
+    assert not os.path.lexists(mount.history / sha[:9])  # not on the remote yet: unknown
+    git("push", "-q", "origin", remote.branch, cwd=remote.work)
     wait_for(lambda: os.path.lexists(mount.history / sha[:9]), timeout=20, message="history/<new sha>")
     assert (mount.history / sha / "fresh").read_text() == "new\n"
     assert os.readlink(mount.history / sha) == "/".join(folder(remote, sha))
