@@ -1,0 +1,37 @@
+"""Layer 1: libgit2's process-wide settings as the daemon sets them (gitfs/repo/libgit2.py)."""
+
+import os
+import zlib
+
+import pygit2
+import pytest
+
+from gitfs.repo import libgit2
+from gitfs.repo.credentials import Credentials
+
+
+@pytest.fixture
+def strict_hashing_restored():
+    yield
+    pygit2.option(pygit2.GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, True)  # libgit2's default
+
+
+def store_loose_object_under_wrong_name(repo: pygit2.Repository, content: bytes) -> pygit2.Oid:
+    """A loose blob whose bytes do not hash to its name: only a read that re-hashes notices."""
+    named = repo.create_blob(b"the name comes from these bytes\n")
+    path = os.path.join(repo.path, "objects", str(named)[:2], str(named)[2:])
+    os.chmod(path, 0o644)
+    with open(path, "wb") as handle:
+        handle.write(zlib.compress(b"blob %d\0" % len(content) + content))
+    return named
+
+
+def test_reads_do_not_hash_objects_again(tmp_path, strict_hashing_restored):
+    repo = pygit2.init_repository(str(tmp_path / "clone"))
+    oid = store_loose_object_under_wrong_name(repo, b"other bytes\n")
+    with pytest.raises(pygit2.GitError):  # libgit2's default: every read re-hashed
+        pygit2.Repository(repo.path)[oid]
+
+    libgit2.configure(Credentials(), str(tmp_path / "remote.git"))
+
+    assert pygit2.Repository(repo.path)[oid].data == b"other bytes\n"
