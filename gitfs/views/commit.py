@@ -40,14 +40,14 @@ class LazyBlob:
     def loaded(self) -> bool:
         return self._buffer is not None
 
-    def read(self, size: int, offset: int) -> bytes:
+    def read(self, size: int, offset: int) -> memoryview:
         buffer = self._buffer
         if buffer is None:
             with self._lock:  # two threads reading at once inflate it once
                 if self._buffer is None:
                     self._buffer = self._repo.blob_buffer(self._oid)
                 buffer = self._buffer
-        return bytes(buffer[offset:offset + size])
+        return buffer[offset:offset + size]  # no copy: GitFSFUSE.read copies it into libfuse's buffer
 
     def release(self) -> None:
         self._buffer = None  # the last reference: libgit2's buffer is freed now

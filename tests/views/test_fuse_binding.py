@@ -1,11 +1,11 @@
 """Layer 2: GitFSFUSE (gitfs/fuse_binding.py) against the mfusepy that is installed.
 
-GitFSFUSE overrides an mfusepy internal (`FUSE.readdir_fuse_3`) and calls others
+GitFSFUSE overrides mfusepy internals (`FUSE.readdir_fuse_3`, `FUSE.read`) and calls others
 (`FUSE._readdir`, `c_stat`, `set_st_attrs`, the attributes `FUSE.__init__` sets,
 the `fuse_fill_dir_t` filler); the Router sets fields of libfuse's structs
 through mfusepy's ctypes classes. None of that is public API: an mfusepy release
 may rename or reshape it. These tests pin each name and signature, then drive
-readdir_fuse_3 with mfusepy's own ctypes types (a real `fuse_fill_dir_t` filler,
+readdir_fuse_3 and read with mfusepy's own ctypes types (a real `fuse_fill_dir_t` filler,
 a real `fuse_file_info`), so that an upgrade fails here rather than at mount time.
 """
 
@@ -18,6 +18,7 @@ import mfusepy
 import pytest
 
 from gitfs.fuse_binding import FUSE_CAP_READDIRPLUS_AUTO, FUSE_FILL_DIR_PLUS, FUSE_READDIR_PLUS, GitFSFUSE
+from gitfs.router import ATTR_TIMEOUT, ENTRY_TIMEOUT, Router
 
 READDIR_FUSE_3 = ["self", "path", "buf", "filler", "offset", "fip", "flags"]
 
@@ -60,6 +61,15 @@ def test_overridden_and_called_methods_keep_their_signatures():
     assert parameters(mfusepy.set_st_attrs) == ["st", "attrs", "use_ns"]
 
 
+def test_the_read_callback_gitfs_overrides():
+    # GitFSFUSE.read replaces mfusepy's: same arguments, and libfuse's prototype hands a
+    # pointer to the bytes of the buffer to fill.
+    assert parameters(mfusepy.FUSE.read) == parameters(GitFSFUSE.read) == [
+        "self", "path", "buf", "size", "offset", "fip"]
+    fields = {field[0]: field[1] for field in mfusepy.fuse_operations._fields_}
+    assert fields["read"]._argtypes_[1] == ctypes.POINTER(ctypes.c_byte)
+
+
 def test_the_wrapper_and_opendir_gitfs_overrides():
     # GitFSFUSE._wrapper wraps mfusepy's (every callback goes through it, as partial(self._wrapper, method)).
     assert parameters(mfusepy.FUSE._wrapper) == ["self", "func", "args", "kwargs"]
@@ -97,6 +107,19 @@ def test_the_readdir_callback_and_filler_prototypes():
 ], ids=lambda value: getattr(value, "__name__", ""))
 def test_struct_fields_gitfs_sets(struct, names):
     assert names <= {field[0] for field in struct._fields_}
+
+
+def test_init_with_config_sets_only_fields_libfuse_reads():
+    # A ctypes struct takes any attribute: one that is not a field is silently ignored by libfuse.
+    config, conn = mfusepy.fuse_config(), mfusepy.fuse_conn_info()
+    conn.want = FUSE_CAP_READDIRPLUS_AUTO | 1
+    router = Router([], cache_size=1, touch=lambda: None, on_init=lambda: None, on_destroy=lambda: None,
+                    disk_figures=dict)
+    router.init_with_config(conn, config)
+    assert vars(config) == {} and vars(conn) == {}
+    assert (config.entry_timeout, config.attr_timeout, config.negative_timeout) == (ENTRY_TIMEOUT, ATTR_TIMEOUT, 0)
+    assert (config.auto_cache, config.ac_attr_timeout_set, config.ac_attr_timeout) == (1, 1, ATTR_TIMEOUT)
+    assert conn.want == 1
 
 
 # -- readdir_fuse_3 driven with mfusepy's own ctypes types -----------------------------
@@ -181,6 +204,42 @@ def test_a_full_buffer_resumes_at_the_offset_asked_from_the_kept_listing():
     fuse.readdir_fuse_3(b"/history", None, rest.callback, 2, file_info(7), FUSE_READDIR_PLUS)
     assert [(entry[0], entry[2]) for entry in rest.entries] == [("2026-12-03", 3), ("plain-name", 4), ("éte", 5)]
     assert operations.calls == [("readdir_with_attrs", "/history", 7)]  # the second call used the kept listing
+
+
+class Reader:
+    """The read call GitFSFUSE makes of the operations object, answering `data`."""
+
+    use_ns = True
+
+    def __init__(self, data):
+        self.data, self.calls = data, []
+
+    def read(self, path, size, offset, fh):
+        self.calls.append((path, size, offset, fh))
+        return self.data
+
+
+@pytest.mark.parametrize("data", [b"0123456789", memoryview(b"xx0123456789xx")[2:12], b""],
+                         ids=["bytes", "memoryview", "end of file"])
+def test_read_fills_libfuses_buffer(data):
+    reader = Reader(data)
+    fuse = binding(reader)
+    fuse.raw_fi = False
+    buffer = (ctypes.c_byte * 16)(*([-1] * 16))
+    count = fuse.read(b"/history/f", ctypes.cast(buffer, ctypes.POINTER(ctypes.c_byte)), 16, 4096, file_info(9))
+    assert count == len(data)
+    assert bytes(buffer)[:count] == bytes(data)
+    assert bytes(buffer)[count:] == b"\xff" * (16 - count)  # nothing written past what was read
+    assert reader.calls == [("/history/f", 16, 4096, 9)]
+
+
+def test_read_refuses_more_bytes_than_asked():
+    fuse = binding(Reader(memoryview(b"0123456789")))
+    fuse.raw_fi = False
+    buffer = (ctypes.c_byte * 4)()
+    with pytest.raises(ValueError):
+        fuse.read(b"/f", ctypes.cast(buffer, ctypes.POINTER(ctypes.c_byte)), 4, 0, file_info(1))
+    assert bytes(buffer) == b"\0" * 4
 
 
 def test_plain_readdir_goes_through_mfusepys_own_readdir():
