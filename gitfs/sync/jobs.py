@@ -54,9 +54,13 @@ class PendingJobs:
 
     def put(self, job: CommitJob) -> None:
         with self._condition:
+            # Only the first job is news: while jobs wait, the worker sleeps until the
+            # quiet period ends anyway. Waking it at every job of a `tar x` cost a thread
+            # switch and the GIL per file.
+            if not self._jobs:
+                self._news += 1
+                self._condition.notify_all()
             self._jobs.append(job)
-            self._news += 1
-            self._condition.notify_all()
 
     def wake(self) -> None:
         """End a wait at once, and say so to the waiter."""
@@ -66,7 +70,7 @@ class PendingJobs:
             self._condition.notify_all()
 
     def wait(self, timeout: float) -> bool:
-        """Wait up to timeout for a new job or a wake-up; True if woken since the last wait."""
+        """Wait up to timeout for a first job or a wake-up; True if woken since the last wait."""
         with self._condition:
             self._condition.wait_for(lambda: self._news > 0, max(timeout, 0.0))
             woken, self._woken, self._news = self._woken, False, 0

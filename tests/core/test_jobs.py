@@ -1,10 +1,11 @@
-"""Layer 1: commit jobs and the batch message (gitfs/sync/jobs.py), pure values."""
+"""Layer 1: commit jobs, the batch message and the queue of pending jobs (gitfs/sync/jobs.py)."""
 
 import dataclasses
+import threading
 
 import pytest
 
-from gitfs.sync.jobs import CommitJob, batch_message, job_paths
+from gitfs.sync.jobs import CommitJob, PendingJobs, batch_message, job_paths
 
 
 def test_one_job_keeps_its_message_verbatim():
@@ -60,3 +61,42 @@ def test_commit_job_is_a_frozen_value():
     assert job == CommitJob("m", add=("a",), remove=("b",))
     with pytest.raises(dataclasses.FrozenInstanceError):
         job.message = "other"
+
+
+def waiter(jobs: PendingJobs) -> tuple[threading.Thread, list[bool]]:
+    """A thread in jobs.wait(60), as the sync worker waits; its result lands in the list."""
+    woken: list[bool] = []
+    thread = threading.Thread(target=lambda: woken.append(jobs.wait(60)), daemon=True)
+    thread.start()
+    return thread, woken
+
+
+def test_the_first_job_ends_a_wait_and_later_ones_do_not():
+    jobs = PendingJobs()
+    thread, woken = waiter(jobs)
+    jobs.put(CommitJob("Update /a", add=("a",)))
+    thread.join(30)
+    assert woken == [False]  # news, not a wake-up
+
+    # Jobs already wait: the worker sleeps until the quiet period ends; a job per file
+    # of a tar x must not wake it every time.
+    thread, woken = waiter(jobs)
+    for number in range(20):
+        jobs.put(CommitJob(f"Update /f{number}", add=(f"f{number}",)))
+    thread.join(0.3)
+    assert thread.is_alive() and woken == []
+    jobs.wake()
+    thread.join(30)
+    assert woken == [True]
+    assert len(jobs.take()) == 21
+
+
+def test_after_take_the_next_job_is_news_again():
+    jobs = PendingJobs()
+    jobs.put(CommitJob("one", add=("a",)))
+    jobs.wait(0)
+    jobs.take()
+    thread, woken = waiter(jobs)
+    jobs.put(CommitJob("two", add=("b",)))
+    thread.join(30)
+    assert not thread.is_alive() and woken == [False]
