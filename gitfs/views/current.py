@@ -233,12 +233,15 @@ class CurrentView(PassthroughView):
             if stat.S_ISLNK(st.st_mode):
                 raise FuseOSError(errno.EOPNOTSUPP)  # as Linux: a link has no mode of its own
             os.chmod(relative, stat.S_IMODE(mode), dir_fd=self.root_fd)
-            if not stat.S_ISDIR(st.st_mode):  # git records only a file's exec bit
+            # Git records only a file's exec bit (the owner's): any other change has
+            # nothing to commit (tar x sets every file's mode, mostly to what it is).
+            if not stat.S_ISDIR(st.st_mode) and (st.st_mode ^ mode) & stat.S_IXUSR:
                 self._queue(f"Chmod to {stat.S_IMODE(mode):04o} on {path}", add=[path])
 
     def chown(self, path, uid, gid):
-        # Git records no owner; every file shows the `user`/`group` options.
-        self.getattr(path)
+        # Git records no owner; every file shows the `user`/`group` options. A missing
+        # path still answers ENOENT.
+        os.lstat(self._relative(path), dir_fd=self.root_fd)
         return 0
 
     def utimens(self, path, times=None):

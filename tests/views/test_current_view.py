@@ -271,10 +271,16 @@ def test_chmod_of_a_file_queues_the_exec_bit_change(view, jobs, clone):
     assert queued(jobs) == [CommitJob("Chmod to 0755 on /testing", add=("testing",))]
 
 
-def test_chmod_0600_is_applied(view, jobs, clone):
+def test_chmod_0600_is_applied_and_queues_nothing_git_records(view, jobs, clone):
     view.chmod("/testing", 0o600)
     assert stat.S_IMODE(os.stat(clone / "testing").st_mode) == 0o600
-    assert queued(jobs) == [CommitJob("Chmod to 0600 on /testing", add=("testing",))]
+    assert queued(jobs) == []
+
+
+def test_chmod_taking_the_exec_bit_away_is_queued(view, jobs, clone):
+    os.chmod(clone / "testing", 0o755)
+    view.chmod("/testing", stat.S_IFREG | 0o644)
+    assert queued(jobs) == [CommitJob("Chmod to 0644 on /testing", add=("testing",))]
 
 
 def test_chmod_of_a_link_itself_is_eopnotsupp_and_leaves_its_target(view, jobs, clone):
