@@ -54,7 +54,10 @@ class GitFSFUSE(mfusepy.FUSE):
     readdir runs.
 
     The operations object answers `readdir_with_attrs(path, fh)` with a list of names
-    or (name, attrs or None) pairs; the Router does.
+    or (name, attrs or None) pairs; the Router does. attrs is a stat dict (complete:
+    the kernel caches it as the entry's attributes) or an int, the entry's file type
+    alone (stat.S_IFMT bits): libfuse then passes it on as the entry's d_type only,
+    which spares `find -type f` and `ls -R` an lstat per entry.
     """
 
     LISTINGS = 16  # directories whose listing is kept between the calls that read it
@@ -121,6 +124,7 @@ class GitFSFUSE(mfusepy.FUSE):
                 items = self.operations.readdir_with_attrs(decoded, fip.contents.fh)
             encoding, errors, use_ns = self.encoding, self.errors, self.use_ns
             stats: dict[int, mfusepy.c_stat] = {}  # attrs dicts are often shared: fill each once
+            typed: dict[int, mfusepy.c_stat] = {}
             position = offset
             for item in items[offset:]:
                 position += 1
@@ -130,6 +134,12 @@ class GitFSFUSE(mfusepy.FUSE):
                     name, attrs = item[0], item[1]
                 if attrs is None:
                     full = filler(buf, name.encode(encoding, errors), None, position, 0)
+                elif isinstance(attrs, int):  # the type alone: the entry's d_type, no attributes
+                    st = typed.get(attrs)
+                    if st is None:
+                        st = typed[attrs] = mfusepy.c_stat()
+                        st.st_mode = attrs
+                    full = filler(buf, name.encode(encoding, errors), ctypes.byref(st), position, 0)
                 else:
                     st = stats.get(id(attrs))
                     if st is None:

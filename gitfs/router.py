@@ -133,7 +133,8 @@ class Router(Operations):
         return self._call("readdir", path, fh)
 
     def readdir_with_attrs(self, path: str, fh):
-        """[(name, attrs or None)] where the view can give attributes cheaply, else readdir's names."""
+        """[(name, attrs or a file type or None)] where the view can give them cheaply, else
+        readdir's names (see GitFSFUSE)."""
         view, relative = self.resolve(path)
         plus = getattr(view, "readdir_with_attrs", None)
         if plus is None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from typing import Optional
 
 from mfusepy import FuseOSError
 
@@ -47,14 +48,21 @@ class CurrentView(PassthroughView):
     # -- reading --------------------------------------------------------------
 
     def readdir(self, path, fh):
+        return [name for name, _type in self.readdir_with_attrs(path)]
+
+    def readdir_with_attrs(self, path):
+        """The names with their file types (see fuse_binding.GitFSFUSE): `find -type f` and
+        `ls -R` learn what each entry is from the listing, without an lstat of each. The
+        attributes themselves are left to getattr (the kernel caches them)."""
         with self._folder(self._relative(path)) as folder:
-            names, placeholder = keep.listing(folder)
+            typed, placeholder = keep.typed_listing(folder)
         hidden = {GIT_DIR} if path == "/" else set()
         if placeholder:
             hidden.add(KEEP_FILE)
-        entries = [".", ".."] + [name for name in names if name not in hidden]
+        entries: list[tuple[str, Optional[int]]] = [(".", stat.S_IFDIR), ("..", stat.S_IFDIR)]
+        entries.extend(entry for entry in typed if entry[0] not in hidden)
         if path == "/":
-            entries.extend(self.extra_root_entries)
+            entries.extend((name, None) for name in self.extra_root_entries)
         return entries
 
     def open(self, path, flags):

@@ -213,3 +213,34 @@ def test_with_allow_other_every_write_in_history_is_erofs_even_for_root(remote, 
         with pytest.raises(OSError) as raised:
             call()
         assert raised.value.errno == errno.EROFS
+
+
+class Dirent(ctypes.Structure):
+    _fields_ = [("d_ino", ctypes.c_uint64), ("d_off", ctypes.c_int64), ("d_reclen", ctypes.c_ushort),
+                ("d_type", ctypes.c_ubyte), ("d_name", ctypes.c_char * 256)]
+
+
+def listing_types(folder) -> dict[str, int]:
+    """{name: d_type} as readdir(3) gives them to find and ls (DT_UNKNOWN = 0 makes them lstat)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.opendir.restype = ctypes.c_void_p
+    libc.readdir.argtypes = libc.closedir.argtypes = [ctypes.c_void_p]
+    libc.readdir.restype = ctypes.POINTER(Dirent)
+    handle = libc.opendir(os.fsencode(folder))
+    assert handle, os.strerror(ctypes.get_errno())
+    types = {}
+    try:
+        while entry := libc.readdir(handle):
+            types[entry.contents.d_name.decode()] = entry.contents.d_type
+    finally:
+        libc.closedir(handle)
+    return types
+
+
+def test_listings_of_current_give_each_entrys_type_as_a_disk_does(remote, mount_gitfs):
+    mount = mount_gitfs(remote)
+    setup(mount.current)
+    gitfs, disk = listing_types(mount.current), listing_types(mount.repo_path)
+    del disk[".git"]  # hidden in current/
+    assert gitfs == disk
+    assert {gitfs["dir"], gitfs["file"], gitfs["link"]} == {4, 8, 10}  # DT_DIR, DT_REG, DT_LNK

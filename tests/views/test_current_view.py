@@ -165,6 +165,17 @@ def test_readdir_hides_keep_and_the_root_git(view, clone):
     assert set(view.readdir("/dir", 0)) == {".", "..", ".git"}
 
 
+def test_readdir_with_attrs_gives_each_entrys_type_only(view, clone):
+    (clone / "dir").mkdir()
+    (clone / "dir/.keep").write_bytes(b"")
+    os.symlink("testing", clone / "link")
+    os.mkfifo(clone / "fifo")  # nothing GitFS makes, but a listing must not choke on it
+    assert sorted(view.readdir_with_attrs("/")) == sorted([
+        (".", stat.S_IFDIR), ("..", stat.S_IFDIR), ("testing", stat.S_IFREG), ("me", stat.S_IFREG),
+        ("dir", stat.S_IFDIR), ("link", stat.S_IFLNK), ("fifo", None)])
+    assert view.readdir_with_attrs("/dir") == [(".", stat.S_IFDIR), ("..", stat.S_IFDIR)]
+
+
 def test_rmdir_removes_the_keep(view, jobs, clone):
     view.mkdir("/dir", 0o755)
     queued(jobs)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import inspect
+import stat
 
 import mfusepy
 import pytest
@@ -192,6 +193,17 @@ def test_readdirplus_fills_attributes_and_positions():
         ("éte", (0o40555, 7, 1_700_000_000, 123_456_789), 5, FUSE_FILL_DIR_PLUS),
     ]
     assert operations.calls == [("readdir_with_attrs", "/history", 7)]
+
+
+def test_readdirplus_entries_with_a_type_only_carry_it_without_attributes():
+    operations = Operations([(".", stat.S_IFDIR), ("file", stat.S_IFREG), ("link", stat.S_IFLNK)], [])
+    filler = Filler()
+    binding(operations).readdir_fuse_3(b"/current", None, filler.callback, 0, file_info(3), FUSE_READDIR_PLUS)
+    assert filler.entries == [  # no FUSE_FILL_DIR_PLUS: libfuse passes the mode on as d_type only
+        (".", (stat.S_IFDIR, 0, 0, 0), 1, 0),
+        ("file", (stat.S_IFREG, 0, 0, 0), 2, 0),
+        ("link", (stat.S_IFLNK, 0, 0, 0), 3, 0),
+    ]
 
 
 def test_a_full_buffer_resumes_at_the_offset_asked_from_the_kept_listing():
