@@ -44,17 +44,14 @@ def listing(folder_fd: int) -> tuple[list[str], bool]:
 def typed_listing(folder_fd: int) -> tuple[list[tuple[str, Optional[int]]], bool]:
     """listing, each name with its file type (stat.S_IFMT bits; None if neither a file,
     a folder nor a link), as the folder's own listing tells it: no lstat per name."""
+    entries: list[tuple[str, Optional[int]]] = []
     with os.scandir(folder_fd) as scan:
-        entries = [(entry.name, _file_type(entry)) for entry in scan]
+        for entry in scan:  # files first: the most common, one call each
+            if entry.is_file(follow_symlinks=False):
+                entries.append((entry.name, stat.S_IFREG))
+            elif entry.is_dir(follow_symlinks=False):
+                entries.append((entry.name, stat.S_IFDIR))
+            else:
+                entries.append((entry.name, stat.S_IFLNK if entry.is_symlink() else None))
     has_keep = any(name == KEEP_FILE for name, _type in entries)
     return entries, has_keep and is_placeholder(folder_fd)
-
-
-def _file_type(entry: os.DirEntry) -> Optional[int]:
-    if entry.is_symlink():
-        return stat.S_IFLNK
-    if entry.is_dir(follow_symlinks=False):
-        return stat.S_IFDIR
-    if entry.is_file(follow_symlinks=False):
-        return stat.S_IFREG
-    return None
