@@ -35,3 +35,26 @@ def test_reads_do_not_hash_objects_again(tmp_path, strict_hashing_restored):
     libgit2.configure(Credentials(), str(tmp_path / "remote.git"))
 
     assert pygit2.Repository(repo.path)[oid].data == b"other bytes\n"
+
+
+@pytest.fixture
+def commit_caching_restored():
+    yield
+    pygit2.option(pygit2.GIT_OPT_SET_CACHE_OBJECT_LIMIT, libgit2.GIT_OBJECT_COMMIT, 4096)  # libgit2's default
+
+
+def test_a_walk_of_the_history_leaves_no_commit_in_the_object_cache(tmp_path, commit_caching_restored):
+    repo = pygit2.init_repository(str(tmp_path / "clone"))
+    signature = pygit2.Signature("t", "t@example.com")
+    parents: list = []
+    for number in range(50):
+        tree = repo.TreeBuilder()
+        tree.insert("file", repo.create_blob(b"version %d\n" % number), pygit2.GIT_FILEMODE_BLOB)
+        parents = [repo.create_commit("refs/heads/main", signature, signature, f"c{number}", tree.write(), parents)]
+
+    libgit2.configure(Credentials(), str(tmp_path / "remote.git"))
+
+    fresh = pygit2.Repository(repo.path)
+    before = pygit2.settings.cached_memory[0]
+    assert sum(1 for commit in fresh.walk(parents[0]) if commit.commit_time) == 50
+    assert pygit2.settings.cached_memory[0] == before
