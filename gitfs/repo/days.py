@@ -43,7 +43,9 @@ class CommitDays:
         # few commits, and one entry per commit keeps a history of 170,000 commits small.
         self._days: dict[str, list[tuple[int, str, pygit2.Oid]]] = {}
         self._sorted: Optional[list[str]] = None  # days newest first; None once the index changes
-        self._by_sha: dict[str, tuple[str, str]] = {}  # full hex sha -> (day, name)
+        # full hex sha -> (day, name), built by the first by_prefix: listing and walking
+        # history/ never ask, and it was the biggest part of the index (~3 MB for 17,000 commits).
+        self._by_sha: Optional[dict[str, tuple[str, str]]] = None
         self._shas: Optional[list[str]] = None  # the keys of _by_sha, sorted; None once the index changes
 
     def days(self) -> list[str]:
@@ -107,11 +109,16 @@ class CommitDays:
             return None
         with self._lock:
             self._refresh()
+            by_sha = self._by_sha
+            if by_sha is None:
+                by_sha = self._by_sha = {}
+                for day, entries in self._days.items():
+                    _index_shas(by_sha, day, entries)
             if self._shas is None:
-                self._shas = sorted(self._by_sha)
+                self._shas = sorted(by_sha)
             start = bisect.bisect_left(self._shas, prefix)
             found = [sha for sha in self._shas[start:start + 2] if sha.startswith(prefix)]
-            return self._by_sha[found[0]] if len(found) == 1 else None
+            return by_sha[found[0]] if len(found) == 1 else None
 
     def _refresh(self) -> None:
         moves = self._moves() if self._moves is not None else None
@@ -124,7 +131,7 @@ class CommitDays:
         self._sorted = None
         self._shas = None
         if self._indexed_tip is None or tip is None or not self._is_ancestor(self._indexed_tip, tip):
-            self._days, self._by_sha = {}, {}
+            self._days, self._by_sha = {}, None
             hide = None
         else:
             hide = self._indexed_tip
@@ -136,10 +143,16 @@ class CommitDays:
         new: dict[str, list[tuple[int, str, pygit2.Oid]]] = {}
         for oid, timestamp in commits:  # newest first
             day, name = day_and_name(str(oid), timestamp)
-            self._by_sha[str(oid)] = (day, name)
             new.setdefault(day, []).append((timestamp, name, oid))
         for day, entries in new.items():
             entries.reverse()
+            if self._by_sha is not None:
+                _index_shas(self._by_sha, day, entries)
             merged = self._days.get(day, []) + entries
             merged.sort(key=lambda entry: entry[0])  # stable: same-second commits keep walk order
             self._days[day] = merged
+
+
+def _index_shas(by_sha: dict[str, tuple[str, str]], day: str, entries: list[tuple[int, str, pygit2.Oid]]) -> None:
+    for _time, name, oid in entries:
+        by_sha[str(oid)] = (day, name)
