@@ -14,7 +14,7 @@ from __future__ import annotations
 import errno
 import stat
 import threading
-from typing import Optional
+from typing import Optional, Protocol
 
 import pygit2
 from mfusepy import FuseOSError
@@ -23,6 +23,16 @@ from gitfs.handles import HandleTable, OpenFile
 from gitfs.repo.errors import NotADirectory, PathNotFound
 from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, FILEMODE_TREE, Repository, TreeItem
 from gitfs.views.base import NS, Owner, ReadOnlyView, directory_stat, is_write_open
+
+
+class BlobEntry(Protocol):
+    """What names a blob in a view: a TreeItem of a commit, a Version of a file."""
+
+    @property
+    def mode(self) -> int: ...
+
+    @property
+    def oid(self) -> pygit2.Oid: ...
 
 
 class LazyBlob:
@@ -76,6 +86,18 @@ class BlobView(ReadOnlyView):
 
     def _link_text(self, oid: pygit2.Oid) -> str:
         return self.repo.blob_bytes(oid).decode("utf-8", "surrogateescape")
+
+    def _readlink_entry(self, entry: Optional[BlobEntry]) -> str:
+        """readlink of a found entry (None: a folder): EINVAL unless it is a link."""
+        if entry is None or entry.mode != FILEMODE_LINK:
+            raise FuseOSError(errno.EINVAL)
+        return self._link_text(entry.oid)
+
+    def _open_entry(self, path: str, entry: Optional[BlobEntry]) -> int:
+        """open of a found entry for reading (None: a folder, EISDIR)."""
+        if entry is None:
+            raise FuseOSError(errno.EISDIR)
+        return self._open_blob(path, entry.oid)
 
     def read(self, path, size, offset, fh):
         return self.handles.get(fh).data.read(size, offset)
@@ -159,10 +181,7 @@ class CommitView(BlobView):
         return entries
 
     def readlink(self, path):
-        item = self._item(path)
-        if item.mode != FILEMODE_LINK:
-            raise FuseOSError(errno.EINVAL)
-        return self._link_text(item.oid)
+        return self._readlink_entry(self._item(path))
 
     def open(self, path, flags):
         if is_write_open(flags):

@@ -16,7 +16,7 @@ from mfusepy import FuseOSError
 from gitfs.handles import HandleTable
 from gitfs.repo.conflicts import ConflictLog
 from gitfs.repo.errors import GitCoreError
-from gitfs.repo.repository import FILEMODE_LINK, Repository, TreeItem
+from gitfs.repo.repository import Repository, TreeItem
 from gitfs.views.base import Owner, directory_stat, is_write_open
 from gitfs.views.commit import BlobView, blob_stat
 
@@ -68,14 +68,10 @@ class ConflictsView(BlobView):
 
     def readlink(self, path):
         _when, _names, item = self._find(path)
-        if item is None or item.mode != FILEMODE_LINK:
-            raise FuseOSError(errno.EINVAL)
-        return self._link_text(item.oid)
+        return self._readlink_entry(item)
 
     def open(self, path, flags):
         if is_write_open(flags):
             raise FuseOSError(errno.EROFS)
         _when, _names, item = self._find(path)
-        if item is None:
-            raise FuseOSError(errno.EISDIR)
-        return self._open_blob(path, item.oid)
+        return self._open_entry(path, item)

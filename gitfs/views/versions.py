@@ -16,7 +16,7 @@ from mfusepy import FuseOSError
 
 from gitfs.handles import HandleTable
 from gitfs.repo.errors import NotADirectory, PathNotFound
-from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_LINK, FILEMODE_TREE, Repository, TreeItem
+from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_TREE, Repository, TreeItem
 from gitfs.repo.versions import FileVersions, Version
 from gitfs.views.base import Owner, directory_stat, is_write_open
 from gitfs.views.commit import BlobView, blob_stat
@@ -104,14 +104,10 @@ class VersionsView(BlobView):
 
     def readlink(self, path):
         _item, _file_path, version = self._find(path)
-        if version is None or version.mode != FILEMODE_LINK:
-            raise FuseOSError(errno.EINVAL)
-        return self._link_text(version.oid)
+        return self._readlink_entry(version)
 
     def open(self, path, flags):
         if is_write_open(flags):
             raise FuseOSError(errno.EROFS)
         _item, _file_path, version = self._find(path)
-        if version is None:
-            raise FuseOSError(errno.EISDIR)
-        return self._open_blob(path, version.oid)
+        return self._open_entry(path, version)
