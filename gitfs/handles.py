@@ -10,7 +10,7 @@ import itertools
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 
 @dataclass
@@ -42,10 +42,12 @@ class HandleTable:
         with self._lock:
             return self._files.pop(number, None)
 
-    def writers(self) -> tuple[int, float]:
-        """(files open for writing, seconds the oldest of them has been open)."""
+    def writers(self, counts: Callable[[str], bool] = lambda path: True) -> tuple[int, float]:
+        """(files open for writing, seconds the oldest of them has been open), of the
+        files whose path `counts` (asked outside the table's lock)."""
         with self._lock:
-            times = [f.opened_at for f in self._files.values() if f.writable]
+            opened = [(f.path, f.opened_at) for f in self._files.values() if f.writable]
+        times = [opened_at for path, opened_at in opened if counts(path)]
         return len(times), (time.monotonic() - min(times)) if times else 0.0
 
     def dirty_paths(self) -> list[str]:

@@ -25,7 +25,7 @@ from gitfs.options import Options
 from gitfs.progress import CloneProgress
 from gitfs.repo import libgit2
 from gitfs.repo.errors import SettingError
-from gitfs.repo.ignore import install_extra_ignores
+from gitfs.repo.ignore import IgnoreRules
 from gitfs.repo.remote import redact_url
 from gitfs.wiring import Mount
 
@@ -55,12 +55,14 @@ def run(options: Options, library: FuseLibrary) -> int:
                              warn=logs.startup_warning)
         check_branch(repo)
         try:
-            install_extra_ignores(repo.path, options.ignore_file, options.hard_ignore)
+            ignore_rules = IgnoreRules(repo.path, default_ignore=options.default_ignore,
+                                       ignore_file=options.ignore_file, hard_ignore=options.hard_ignore)
         except SettingError as error:
             raise FatalError(str(error)) from None
+        ignore_rules.install(repo.gitignore_paths())
         if options.foreground:
-            return _serve(options, repo, owner, credentials, on_ready=_notify_systemd)
-        return _daemonize(options, repo, owner, credentials)
+            return _serve(options, repo, owner, credentials, ignore_rules, on_ready=_notify_systemd)
+        return _daemonize(options, repo, owner, credentials, ignore_rules)
     except FatalError as error:
         logs.startup_error(str(error))
         raise
@@ -93,11 +95,11 @@ def _limit_malloc_arenas() -> None:
     mallopt(M_ARENA_MAX, MALLOC_ARENAS)
 
 
-def _serve(options, repo, owner, credentials, on_ready) -> int:
+def _serve(options, repo, owner, credentials, ignore_rules, on_ready) -> int:
     from gitfs.fuse_binding import GitFSFUSE  # mfusepy's FUSE, answering READDIRPLUS
 
     _limit_malloc_arenas()  # before libfuse starts its threads
-    mount = Mount(options, repo, owner, credentials, on_ready=on_ready)
+    mount = Mount(options, repo, owner, credentials, on_ready=on_ready, ignore_rules=ignore_rules)
     _sync_on_sigusr1(mount.sync_worker.sync_now)
     try:
         GitFSFUSE(mount.router, options.mount_point, raw_fi=True, **mount.fuse_options())
@@ -142,7 +144,7 @@ def _notify_systemd() -> None:
         log.warning("cannot notify systemd at NOTIFY_SOCKET=%s: %s", os.environ["NOTIFY_SOCKET"], error)
 
 
-def _daemonize(options, repo, owner, credentials) -> int:
+def _daemonize(options, repo, owner, credentials, ignore_rules) -> int:
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid:
@@ -158,7 +160,7 @@ def _daemonize(options, repo, owner, credentials) -> int:
             os.close(write_end)
             _detach_stdio()
 
-        status = _serve(options, repo, owner, credentials, on_ready=ready)
+        status = _serve(options, repo, owner, credentials, ignore_rules, on_ready=ready)
     except FatalError as error:  # the parent logs it and prints it
         _tell_parent(write_end, str(error))
     except Exception as error:  # noqa: BLE001 - the child must report, never print a traceback

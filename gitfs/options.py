@@ -57,6 +57,7 @@ class Options:
     cache_size: int = 800
     ignore_file: str = ""
     hard_ignore: str = ""
+    default_ignore: bool = True  # the default rules for editors' and desktops' files (repo/ignore.py)
     max_open_files: int = -1
     history_path: str = "history"
     current_path: str = "current"

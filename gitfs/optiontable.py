@@ -48,6 +48,9 @@ OPTIONS = (
     OptionDoc("cache_size", "N", "`800`", "number of history folders kept resolved in memory"),
     OptionDoc("ignore_file", "FILE", "none", "a gitignore-style file of extra patterns, never committed"),
     OptionDoc("hard_ignore", "P1|P2", "none", "extra patterns separated by `|`"),
+    OptionDoc("default_ignore", "true|false", "`true`",
+              "never commit the temporary, lock and backup files of editors and office suites, nor desktop "
+              "litter (the default rules); `false` turns them off"),
     OptionDoc("max_open_files", "N", "`-1`", "the daemon's `RLIMIT_NOFILE` (`-1` leaves it)"),
     OptionDoc("current_path", "NAME", "`current`",
               "name of the working tree folder; `/` puts the tree at the root"),

@@ -18,6 +18,7 @@ from gitfs.options import Options
 from gitfs.repo import remote as remote_ops
 from gitfs.repo.conflicts import ConflictLog
 from gitfs.repo.days import CommitDays, day_and_name
+from gitfs.repo.ignore import IgnoreRules
 from gitfs.repo.repository import Repository
 from gitfs.repo.versions import FileVersions
 from gitfs.router import Router
@@ -54,7 +55,7 @@ class Mount:
     """Builds the views, router and workers from Options; owns their lifecycle."""
 
     def __init__(self, options: Options, repo: Repository, owner: Owner, credentials: remote_ops.Credentials,
-                 *, on_ready=None):
+                 *, on_ready=None, ignore_rules: Optional[IgnoreRules] = None):
         self.options = options
         self.repo = repo
         self.owner = owner
@@ -77,8 +78,9 @@ class Mount:
         cycle = SyncCycle(repo, self.state, self.jobs, remote, signature=self.signature,
                           open_files=OpenFiles(paths=self.handles.open_paths, dirty_paths=self.handles.dirty_paths),
                           conflicts=ConflictRecorder(self.conflict_log, self.status), metrics=self.metrics,
-                          kernel=WorktreeKernelCache(self.kernel, mount_prefix(options.current_path)))
-        self.sync_worker = SyncWorker(cycle, self.jobs, self.state, writers=self.handles.writers,
+                          kernel=WorktreeKernelCache(self.kernel, mount_prefix(options.current_path)),
+                          ignore_rules=ignore_rules)
+        self.sync_worker = SyncWorker(cycle, self.jobs, self.state, writers=self.writers,
                                       dirty_open_paths=self.handles.dirty_paths, sync_timeout=options.sync_timeout,
                                       recover=recovered_jobs, final_seconds=UNMOUNT_PUSH_SECONDS)
         self.fetch_worker = FetchWorker(remote, self.state, fetch_timeout=options.fetch_timeout,
@@ -101,6 +103,12 @@ class Mount:
         else:  # rewritten: any day may have lost or gained commits
             days = set(self.days.days())
         self.kernel.invalidate([history, *(f"{history}/{day}" for day in sorted(days))])
+
+    def writers(self) -> tuple[int, float]:
+        """The files being written, for the sync worker: only those it would commit. An
+        editor's swap file, open for writing as long as the editor runs, or a file in an
+        ignored folder, holds nothing back."""
+        return self.handles.writers(counts=self.repo.would_commit)
 
     def signature(self) -> pygit2.Signature:
         return pygit2.Signature(self.options.commiter_name, self.options.commiter_email)

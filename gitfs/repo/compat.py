@@ -24,6 +24,7 @@ except ImportError:  # pygit2 < 1.14: the same values, libgit2's own (stable acr
         USERNAME = 1 << 5
 
     class DeltaStatus(enum.IntEnum):  # type: ignore[no-redef]  # git_delta_t
+        ADDED = 1
         DELETED = 2
 
     class FileStatus(enum.IntFlag):  # type: ignore[no-redef]  # git_status_t

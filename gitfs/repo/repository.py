@@ -22,7 +22,7 @@ from typing import Callable, Optional, cast
 import pygit2
 
 from gitfs.repo import compat, staging
-from gitfs.repo.compat import FileStatus, SortMode
+from gitfs.repo.compat import DeltaStatus, FileStatus, SortMode
 from gitfs.repo.errors import GitCoreError, NotADirectory, PathNotFound
 from gitfs.repo.filemodes import (  # noqa: F401
     FILEMODE_BLOB,
@@ -243,6 +243,18 @@ class Repository:
     def is_ignored(self, relative: str) -> bool:
         return self.git.path_is_ignored(relative)
 
+    def would_commit(self, relative: str) -> bool:
+        """Whether a change at this path would be committed: tracked, or not ignored."""
+        relative = relative.strip("/")
+        try:
+            return relative in self.index() or not self.git.path_is_ignored(relative)
+        except pygit2.GitError:  # libgit2 cannot build the path: no rule is known to match it
+            return True
+
+    def gitignore_paths(self) -> set[str]:
+        """The tracked `.gitignore` files."""
+        return {entry.path for entry in self.index() if entry.path.rsplit("/", 1)[-1] == ".gitignore"}
+
     def stage_paths(self, paths: Iterable[str]) -> None:
         """Make the index match the working tree at each path and below it (staging.py)."""
         index = self.index()
@@ -254,6 +266,21 @@ class Repository:
         index = self.index()
         with _undone_on_failure(index):
             staging.stage_everything(self.git, self.workdir, index)
+
+    def staged_changes(self) -> dict[str, str]:
+        """What committing the index would change, file by file: {path: "Created",
+        "Update" or "Deleted"} (a tree-to-tree diff: unchanged folders are skipped)."""
+        git = self.git
+        tree = cast(pygit2.Tree, git[self.index().write_tree()])
+        parent = self.branch_tip()
+        diff = tree.diff_to_tree(swap=True) if parent is None else self._commit(parent).tree.diff_to_tree(tree)
+        changes = {}
+        for delta in diff.deltas:
+            if delta.status == DeltaStatus.DELETED:
+                changes[delta.old_file.path] = "Deleted"
+            else:
+                changes[delta.new_file.path] = "Created" if delta.status == DeltaStatus.ADDED else "Update"
+        return changes
 
     def commit_index(self, message: str, signature: pygit2.Signature) -> Optional[pygit2.Oid]:
         """Commit the index on the branch; None when it equals the tip's tree."""

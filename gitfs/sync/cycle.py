@@ -12,6 +12,7 @@ import dataclasses
 import logging
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Callable, Optional, Protocol
 
@@ -19,9 +20,10 @@ import pygit2
 
 from gitfs.repo.accept_mine import replay_local_commits
 from gitfs.repo.errors import PushRejected, RemoteError
+from gitfs.repo.ignore import IgnoreRules, is_gitignore
 from gitfs.repo.repository import Repository
 from gitfs.repo.worktree import WorktreeKernelView, apply_changes, tree_changes
-from gitfs.sync.jobs import CommitJob, PendingJobs, batch_message, job_paths
+from gitfs.sync.jobs import CommitJob, PendingJobs, batch_message, describe_batch, job_paths
 from gitfs.sync.metrics import Metrics
 from gitfs.sync.remote_link import RemoteLink
 from gitfs.sync.state import SyncState
@@ -59,7 +61,7 @@ class SyncCycle:
     def __init__(self, repo: Repository, state: SyncState, jobs: PendingJobs, remote: RemoteLink, *,
                  signature: Callable[[], pygit2.Signature], open_files: OpenFiles,
                  conflicts: Optional[ConflictReport] = None, metrics: Optional[Metrics] = None,
-                 kernel: Optional[WorktreeKernelView] = None):
+                 kernel: Optional[WorktreeKernelView] = None, ignore_rules: Optional[IgnoreRules] = None):
         self.repo = repo
         self.state = state
         self.jobs = jobs
@@ -69,6 +71,7 @@ class SyncCycle:
         self.conflict_report = conflicts
         self.metrics = metrics
         self.kernel = kernel  # told of every path the remote's changes replace in current/
+        self.ignore_rules = ignore_rules  # follows the negations of the .gitignore files
         self._known_remote = repo.remote_tip()  # the remote's tip as this mount last saw it
 
     # -- the cycle ----------------------------------------------------------------
@@ -88,14 +91,14 @@ class SyncCycle:
         jobs = self.jobs.take()
         if include_open:  # release queues them again: committed once more if they change
             jobs += [CommitJob(f"Update {path}", add=(path.lstrip("/"),)) for path in self.open_files.dirty_paths()]
+        self._follow_gitignores(job_paths(jobs))
         index = self.repo.index()
         jobs = [job for job in jobs if not self._only_ignored(job, index)]
         if not jobs:
             return None
-        message = batch_message(jobs)
         started = time.monotonic()
         try:
-            oid = self._stage_and_commit(job_paths(jobs), message)
+            oid, message = self._stage_and_commit(jobs)
         except BaseException:
             self.jobs.give_back(jobs)
             raise
@@ -118,21 +121,30 @@ class SyncCycle:
                 self.jobs.put(job)
             return self.commit_pending()
 
-    def _stage_and_commit(self, paths: set[str], message: str) -> Optional[pygit2.Oid]:
-        """Commit the batch's paths; if that fails on this machine, commit the whole
-        working tree instead, so that a local commit is never stuck behind a retry.
-        What still fails then (a full disk) goes to the caller's back-off."""
+    def _stage_and_commit(self, jobs: list[CommitJob]) -> tuple[Optional[pygit2.Oid], str]:
+        """Commit the batch's paths, with the message of what the commit changes; if that
+        fails on this machine, commit the whole working tree instead, so that a local
+        commit is never stuck behind a retry. What still fails then (a full disk) goes to
+        the caller's back-off."""
+        paths = job_paths(jobs)
         try:
             self.repo.stage_paths(paths)
-            return self.repo.commit_index(message, self.signature())
+            message = describe_batch(jobs, self.repo.staged_changes())
+            return self.repo.commit_index(message, self.signature()), message
         except (OSError, pygit2.GitError, KeyError, ValueError) as error:
             log.error("staging failed (%s) for %s; committing the whole working tree instead",
                       _short(str(error)), _some(paths))
+        message = batch_message(jobs)
         self.repo.stage_everything()
-        return self.repo.commit_index(message, self.signature())
+        return self.repo.commit_index(message, self.signature()), message
 
     def _only_ignored(self, job: CommitJob, index: pygit2.Index) -> bool:
         return all(self.repo.is_ignored(path) and path not in index for path in job.paths)
+
+    def _follow_gitignores(self, changed: Collection[str]) -> None:
+        """A .gitignore changed: its negations outrank GitFS's default rules (ignore.py)."""
+        if self.ignore_rules is not None and any(is_gitignore(path) for path in changed):
+            self.ignore_rules.refresh(self.repo.gitignore_paths() | {p for p in changed if is_gitignore(p)})
 
     # -- with the remote ----------------------------------------------------------
 
@@ -193,6 +205,7 @@ class SyncCycle:
             # that the next mount commits again as local ones (they match the remote's).
             removed = apply_changes(self.repo, changes)
             self.repo.set_branch_tip(replay_tip, "gitfs: accept mine")
+            self._follow_gitignores(changes.paths())
         if self.kernel is not None:
             # Outside frozen(): telling the kernel takes its lock of each parent folder,
             # which a FUSE call in that folder may hold while it waits for frozen() to end.

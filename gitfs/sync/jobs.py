@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 
@@ -31,6 +31,38 @@ def batch_message(jobs: Sequence[CommitJob]) -> str:
     if removed:
         message += f" Removed {removed} items."
     return message
+
+
+def describe_batch(jobs: Sequence[CommitJob], changes: Mapping[str, str]) -> str:
+    """The message of a batch, from what its commit changes: `changes` maps each file
+    path the commit changes to "Created", "Update" or "Deleted".
+
+    Programs save through names that leave no change behind: a temporary file renamed
+    over the document, the document renamed to a backup that is then removed or
+    ignored, a probe file, a lock file. Their jobs are left out, so a batch that
+    changes one file says so ("Update /notes.txt"), never with a temporary's name nor
+    as Deleted + Created of the document. A batch whose every job changed what it
+    names keeps batch_message's words.
+    """
+    folders = {path.rsplit("/", depth)[0] for path in changes for depth in range(1, path.count("/") + 1)}
+
+    def changed(path: str) -> bool:
+        path = path.strip("/")
+        return path in changes or path in folders
+
+    kept = [job for job in jobs if any(changed(path) for path in job.paths)]
+    whole = len(kept) == len(jobs) and all(changed(path) for job in kept for path in job.paths)
+    if not kept:
+        return batch_message(jobs)  # nothing changes: no commit is made
+    if len(kept) == 1 and whole:
+        return kept[0].message  # a rename, a chmod, a new folder: told as it was asked
+    if len(changes) == 1:
+        (path, change), = changes.items()
+        return f"{change} /{path}"
+    if whole:
+        return batch_message(jobs)
+    return batch_message([CommitJob(change, remove=(path,)) if change == "Deleted" else CommitJob(change, add=(path,))
+                          for path, change in sorted(changes.items())])
 
 
 def job_paths(jobs: Iterable[CommitJob]) -> set[str]:
