@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from gitfs.sync.jobs import CommitJob, PendingJobs, batch_message, job_paths
+from gitfs.sync.jobs import CommitJob, PendingJobs, batch_message, describe_batch, job_paths
 
 
 def test_one_job_keeps_its_message_verbatim():
@@ -100,3 +100,39 @@ def test_after_take_the_next_job_is_news_again():
     jobs.put(CommitJob("two", add=("b",)))
     thread.join(30)
     assert not thread.is_alive() and woken == [False]
+
+
+# -- describe_batch: the message from what the commit changes --------------------------
+
+def test_describe_keeps_the_message_of_a_batch_whose_jobs_all_changed_what_they_name():
+    rename = CommitJob("Rename /a to /b", add=("b",), remove=("a",))
+    assert describe_batch([rename], {"a": "Deleted", "b": "Created"}) == "Rename /a to /b"
+    jobs = [CommitJob(f"Update /f{n}", add=(f"f{n}",)) for n in range(3)]
+    assert describe_batch(jobs, {f"f{n}": "Created" for n in range(3)}) == "Update 3 items. Added 3 items."
+    folder = CommitJob("Create the /d directory", add=("d/.keep",))
+    assert describe_batch([folder], {"d/.keep": "Created"}) == "Create the /d directory"
+
+
+def test_describe_tells_a_save_through_a_temporary_as_the_document_s_change():
+    jobs = [CommitJob("Created /.x.tmp", add=(".x.tmp",)),
+            CommitJob("Rename /.x.tmp to /x", add=("x",), remove=(".x.tmp",))]
+    assert describe_batch(jobs, {"x": "Update"}) == "Update /x"
+    assert describe_batch(jobs, {"x": "Created"}) == "Created /x"
+
+
+def test_describe_never_says_deleted_and_created_of_one_document():
+    jobs = [CommitJob("Rename /x to /x~", add=("x~",), remove=("x",)), CommitJob("Created /x", add=("x",)),
+            CommitJob("Deleted /x~", remove=("x~",))]
+    assert describe_batch(jobs, {"x": "Update"}) == "Update /x"
+
+
+def test_describe_counts_what_changed_when_jobs_left_no_trace():
+    jobs = [CommitJob("Rename /x to /x~", add=("x~",), remove=("x",)), CommitJob("Created /x", add=("x",)),
+            CommitJob("Update /y", add=("y",)), CommitJob("Delete the /d directory", remove=("d",))]
+    changes = {"x": "Update", "y": "Created", "d/a": "Deleted", "d/b": "Deleted"}
+    assert describe_batch(jobs, changes) == "Update 4 items. Added 2 items. Removed 2 items."
+
+
+def test_describe_a_batch_that_changes_nothing():
+    jobs = [CommitJob("Created /4913", add=("4913",)), CommitJob("Deleted /4913", remove=("4913",))]
+    assert describe_batch(jobs, {}) == batch_message(jobs)
