@@ -67,12 +67,23 @@ def descendants(pid: int) -> list[int]:
 
 
 def kill_tree(pid: int) -> None:
-    """SIGKILL pid and every process below it, by their ids."""
-    for process in [*descendants(pid), pid]:
+    """SIGKILL pid and every process below it, by their ids, and wait until they are gone
+    (a dying process still holds its folder in current/: unmounting would fail)."""
+    processes = [*descendants(pid), pid]
+    for process in processes:
         try:
             os.kill(process, signal.SIGKILL)
         except ProcessLookupError:
             pass
+    wait_for(lambda: not any(_alive(process) for process in processes), timeout=30, message="the programs' end")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 class Terminal:
