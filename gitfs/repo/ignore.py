@@ -29,25 +29,29 @@ END = "# <<< gitfs"
 GITIGNORE = ".gitignore"
 
 # The files programs write beside the documents people edit, never theirs to share.
-# Anchor list: the Nextcloud desktop client's default sync-exclude.lst. Each pattern
-# was checked against what the program writes (see the README's table).
-DEFAULT_IGNORED: tuple[tuple[str, str], ...] = (
-    (".*.sw[a-px]", "vim: swap file `.notes.txt.swp` (then `.swo` ... `.swa`), `.swx` probe; nano's lock file"),
-    ("*~", "vim and Emacs backup `notes.txt~` (Emacs numbered: `notes.txt.~1~`); nano -B; gedit; Kate"),
-    ("\\#*#", "Emacs auto-save file `#notes.txt#`"),
-    (".#*", "Emacs lock file, a symlink `.#notes.txt`"),
-    ("*.save", "nano: the buffer it saves when killed, `notes.txt.save`"),
-    (".goutputstream-*", "gedit and every GIO program: the temporary file of a save"),
-    ("*.kate-swp", "Kate and KWrite swap file `.notes.txt.kate-swp`"),
-    (".~lock.*#", "LibreOffice and OpenOffice lock file `.~lock.report.odt#`"),
-    ("lu*.tmp", "LibreOffice working and save files `lu1234abcd.tmp` in the document's folder"),
-    ("~$*", "Microsoft Office owner file `~$report.docx` on a shared folder"),
-    ("~*.tmp", "Microsoft Office temporary files `~WRL0001.tmp`, `~WRD0000.tmp`"),
-    (".DS_Store", "macOS Finder folder settings"),
-    ("._*", "macOS AppleDouble resource forks on a foreign file system"),
-    ("Thumbs.db", "Windows Explorer thumbnail cache"),
-    ("desktop.ini", "Windows Explorer folder settings"),
-    (".Trash-*", "freedesktop.org trash folder `.Trash-1000/` of a mounted file system"),
+# Anchor list: the Nextcloud desktop client's default sync-exclude.lst. Each entry:
+# (pattern, what writes it, whether the test suite runs that program and sees the name:
+# tests/mount/test_editors.py; the others are from the programs' documentation).
+# The README prints this table (tests/core/test_docs.py checks it).
+DEFAULT_IGNORED: tuple[tuple[str, str, bool], ...] = (
+    (".*.sw[a-px]", "vim's swap file `.notes.txt.swp` (then `.swo` ... `.swa`) and its `.swx` probe; "
+     "nano's lock file `.notes.txt.swp`", True),
+    ("*~", "the backup `notes.txt~` of vim, Emacs and nano --backup", True),
+    ("\\#*#", "Emacs' auto-save file `#notes.txt#`", True),
+    (".#*", "Emacs' lock, a symlink `.#notes.txt`", True),
+    ("*.save", "nano: the unsaved buffer it writes when its terminal goes away, `notes.txt.save`", True),
+    (".goutputstream-*", "gedit and every GIO program: the temporary file of a save", True),
+    ("*.kate-swp", "Kate's and KWrite's swap file `.notes.txt.kate-swp`", False),
+    (".~lock.*#", "LibreOffice's and OpenOffice's lock file `.~lock.report.odt#`", True),
+    ("lu*.tmp", "LibreOffice's save file `lu17362ftgp.tmp`, written beside the document and renamed over it",
+     True),
+    ("~$*", "Microsoft Office's owner file `~$report.docx` on a shared folder", False),
+    ("~*.tmp", "Microsoft Office's temporary files `~WRD0000.tmp`, `~WRL0001.tmp` of a save", False),
+    (".DS_Store", "macOS Finder's folder settings", False),
+    ("._*", "macOS: AppleDouble files (resource forks) on a foreign file system", False),
+    ("Thumbs.db", "Windows Explorer's thumbnail cache", False),
+    ("desktop.ini", "Windows Explorer's folder settings", False),
+    (".Trash-*", "the freedesktop.org trash folder `.Trash-1000/` of a mounted file system", False),
 )
 
 # libfuse renames a file that is unlinked while still open to .fuse_hiddenNNNN and
@@ -62,7 +66,7 @@ class IgnoreRules:
                  hard_ignore: str = ""):
         self.repo_path = repo_path
         self.exclude = os.path.join(repo_path, ".git", "info", "exclude")
-        self.defaults = [pattern for pattern, _program in DEFAULT_IGNORED] if default_ignore else []
+        self.defaults = [pattern for pattern, _writer, _tested in DEFAULT_IGNORED] if default_ignore else []
         self.extra: list[str] = []
         if ignore_file:
             try:

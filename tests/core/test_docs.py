@@ -14,6 +14,7 @@ import pytest
 
 from gitfs.options import _FIELDS, _NOT_OPTIONS, ALIASES
 from gitfs.optiontable import OPTIONS, plain
+from gitfs.repo.ignore import DEFAULT_IGNORED
 from helpers import ROOT
 
 README = ROOT / "README.md"
@@ -99,3 +100,12 @@ def test_readme_table_is_the_generated_one():
     text = README.read_text(encoding="utf-8")
     table = text[text.index(README_BEGIN) + len(README_BEGIN):text.index(README_END)].strip()
     assert table == readme_table().strip(), "README's option table is stale: run make man"
+
+
+def test_readme_prints_the_default_ignore_rules_as_the_code_has_them():
+    text = README.read_text(encoding="utf-8")
+    rows = [line.strip() for line in text.splitlines() if re.match(r"\s*\| `[^`]+` \| .* \| (yes)? \|$", line)]
+    expected = [f"| `{pattern}` | {writer} | {'yes' if tested else ''} |"
+                for pattern, writer, tested in DEFAULT_IGNORED]
+    assert rows == expected
+    assert "sync-exclude.lst" in text  # the anchor list

@@ -59,7 +59,7 @@ def test_the_default_rules_ignore_what_programs_write_and_nothing_people_name(cl
 
 
 def test_every_default_pattern_matches_a_name_a_program_writes(clone):
-    for pattern, _program in DEFAULT_IGNORED:
+    for pattern, _writer, _tested in DEFAULT_IGNORED:
         IgnoreRules(str(clone), default_ignore=False, hard_ignore=pattern).install()
         assert libgit2_ignored(clone, WRITTEN_BY_PROGRAMS), pattern
 
