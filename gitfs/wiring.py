@@ -114,9 +114,10 @@ class Mount:
         return pygit2.Signature(self.options.commiter_name, self.options.commiter_email)
 
     def pending(self) -> dict:
-        """What is not on the remote yet, for the status file."""
+        """What is not on the remote yet, for the status file (an ignored file never will be)."""
+        changed = self.jobs.paths() | {path.strip("/") for path in self.handles.dirty_paths()}
         return {"commits_not_pushed": self.repo.count_ahead(),
-                "changes_not_committed": len(self.jobs.paths() | set(self.handles.dirty_paths()))}
+                "changes_not_committed": len(self.repo.committable(changed))}
 
     def start(self) -> None:
         """FUSE init: after any fork, so the threads live in the mounting process."""

@@ -245,11 +245,20 @@ class Repository:
 
     def would_commit(self, relative: str) -> bool:
         """Whether a change at this path would be committed: tracked, or not ignored."""
-        relative = relative.strip("/")
-        try:
-            return relative in self.index() or not self.git.path_is_ignored(relative)
-        except pygit2.GitError:  # libgit2 cannot build the path: no rule is known to match it
-            return True
+        return bool(self.committable([relative]))
+
+    def committable(self, paths: Iterable[str]) -> list[str]:
+        """The paths whose changes would be committed (tracked, or not ignored)."""
+        index, git = self.index(), self.git
+        result = []
+        for path in paths:
+            relative = path.strip("/")
+            try:
+                if relative in index or not git.path_is_ignored(relative):
+                    result.append(path)
+            except pygit2.GitError:  # libgit2 cannot build the path: no rule is known to match it
+                result.append(path)
+        return result
 
     def gitignore_paths(self) -> set[str]:
         """The tracked `.gitignore` files."""

@@ -1,7 +1,8 @@
 """SyncWorker: the thread that alone decides when a sync cycle runs, and runs it.
 
 A cycle is due once current/ has been quiet for sync_timeout with something to
-commit or push, and no file is open for writing (a file open longer than ten
+commit or push, and no file that would be committed is open for writing (an
+editor's swap file holds nothing back; a file open longer than ten
 sync_timeouts is committed with what it holds). SIGUSR1 skips the wait, a wake-up
 from the fetch worker brings the remote's change in even while a file is being
 written, and failures back off 1, 2, 4 ... 60 s. At unmount the same thread runs
@@ -39,7 +40,8 @@ class SyncWorker(threading.Thread):
         self.cycle = cycle
         self.jobs = jobs
         self.state = state
-        self.writers = writers  # (files open for writing, seconds the oldest has been open)
+        # (files open for writing that would be committed, seconds the oldest has been open)
+        self.writers = writers
         self.dirty_open_paths = dirty_open_paths
         self.sync_timeout = sync_timeout
         self.recover = recover

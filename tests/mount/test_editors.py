@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import git, wait_for
+from helpers import git, read_status, wait_for
 
 HERE = Path(__file__).parent
 SYSTEM_PYTHON = "/usr/bin/python3"  # python3-uno is a module of Debian's python, not pip's
@@ -176,6 +176,9 @@ def test_vim_swap_file_open_across_quiet_periods_holds_nothing_back(remote, moun
         (current / f"elsewhere{number}.txt").write_text("written while vim runs\n")
         arrives(remote, f"elsewhere{number}.txt", timeout=NOT_HELD)
         assert swap.exists()
+    # The swap file, written and open, is nothing that waits to be committed.
+    wait_for(lambda: read_status(mount)["pending"] == {"commits_not_pushed": 0, "changes_not_committed": 0},
+             message="nothing pending while vim runs")
     terminal.type(":w")
     terminal.keys("Enter")
     wait_for(lambda: remote.show("notes.txt") == b"first line\ntyped in vim\n", timeout=NOT_HELD,
