@@ -261,8 +261,19 @@ class Repository:
         return result
 
     def gitignore_paths(self) -> set[str]:
-        """The tracked `.gitignore` files."""
-        return {entry.path for entry in self.index() if entry.path.rsplit("/", 1)[-1] == ".gitignore"}
+        """The `.gitignore` files of the branch tip. A walk of its folders: reading the
+        index's entries one by one took seconds for 170,000 files."""
+        tip = self.branch_tip()
+        found: set[str] = set()
+        folders = [("", self._commit(tip).tree)] if tip is not None else []
+        while folders:
+            prefix, tree = folders.pop()
+            if ".gitignore" in tree:
+                found.add(prefix + ".gitignore")
+            for entry in tree:
+                if entry.type_str == "tree":
+                    folders.append((f"{prefix}{entry.name}/", cast(pygit2.Tree, self.git[entry.id])))
+        return found
 
     def stage_paths(self, paths: Iterable[str]) -> None:
         """Make the index match the working tree at each path and below it (staging.py)."""
