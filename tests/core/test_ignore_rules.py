@@ -5,8 +5,11 @@ itself decides (`git check-ignore`) on the same clone: the default rules keep gi
 precedence, so a repository's own `.gitignore` can bring a file back.
 """
 
+import ctypes
 import os
+import re
 import subprocess
+import sys
 
 import pygit2
 import pytest
@@ -152,3 +155,26 @@ def test_a_linked_gitignore_is_not_read(clone, tmp_path):
 ])
 def test_anchored(folder, pattern, expected):
     assert anchored(folder, pattern) == expected
+
+
+def _loaded_libgit2():
+    """ctypes' handle on the libgit2 pygit2 runs on (pygit2 binds no git_ignore_add_rule)."""
+    for line in open("/proc/self/maps"):
+        path = line.split()[-1]
+        if re.search(r"/libgit2[-.][^/]*\.so", path):
+            return ctypes.CDLL(path)
+    return None
+
+
+def test_libgit2_in_memory_rules_would_outrank_the_repository_s_gitignore(clone):
+    """Why the default rules are not libgit2's in-memory rules (git_ignore_add_rule): those
+    are looked up before every .gitignore, so no `!keep-this~` could bring a file back."""
+    library = _loaded_libgit2()
+    if library is None or not hasattr(library, "git_ignore_add_rule"):
+        pytest.skip("libgit2's shared library is not found")
+    (clone / ".gitignore").write_text("*~\n!keep-this~\n")
+    repo = pygit2.Repository(str(clone))
+    assert not repo.path_is_ignored("keep-this~")
+    pointer = ctypes.c_void_p(int.from_bytes(repo._pointer, sys.byteorder))
+    assert library.git_ignore_add_rule(pointer, b"keep-this~\n") == 0
+    assert repo.path_is_ignored("keep-this~")  # the .gitignore's negation lost
