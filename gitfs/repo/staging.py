@@ -8,7 +8,9 @@ dir_fd forms of the os calls), so any path a program could create in current/ (u
 4095 bytes) can be staged, however long the clone's own path. libgit2 opens a file by
 its absolute path, so a file whose absolute path is longer than PATH_MAX is hashed
 from its bytes here instead. A folder that cannot be read is an error, never taken
-for an empty one: that would commit its files as deleted.
+for an empty one: that would commit its files as deleted. Likewise a path of the
+branch that cannot exist on this disk (`kept`, see skipped.py) is missing from the
+working tree on purpose: its index entry is kept as it is, never staged as deleted.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from __future__ import annotations
 import bisect
 import os
 import stat
-from collections.abc import Iterable, Iterator
-from typing import Optional
+from collections.abc import Collection, Iterable, Iterator
+from typing import Optional, Protocol
 
 import pygit2
 
@@ -27,7 +29,22 @@ from gitfs.repo.filemodes import FILEMODE_BLOB, FILEMODE_COMMIT, FILEMODE_EXEC, 
 PATH_MAX = 4096  # bytes, with the terminating NUL
 
 
-def stage_paths(git: pygit2.Repository, workdir: str, index: pygit2.Index, paths: Iterable[str]) -> None:
+class Kept(Protocol):
+    """Paths whose index entries stay whatever the disk holds (skipped.SkippedPaths)."""
+
+    def inside(self, folder: str) -> list[str]: ...
+
+
+class _NothingKept:
+    def inside(self, folder: str) -> list[str]:
+        return []
+
+
+NOTHING_KEPT = _NothingKept()
+
+
+def stage_paths(git: pygit2.Repository, workdir: str, index: pygit2.Index, paths: Iterable[str],
+                kept: Kept = NOTHING_KEPT) -> None:
     """Make the index match the working tree at each path and below it.
 
     Only the topmost of the paths are staged: a path inside another one of the batch
@@ -41,7 +58,9 @@ def stage_paths(git: pygit2.Repository, workdir: str, index: pygit2.Index, paths
             if is_git_dir_path(relative):
                 continue
             below = paths_below(tracked, relative)
+            entries = _entries(index, kept.inside(relative))
             stager.unstage(relative, below)
+            _add_entries(index, entries)
             mode = stager.mode(relative)
             if mode is None:
                 continue
@@ -52,18 +71,28 @@ def stage_paths(git: pygit2.Repository, workdir: str, index: pygit2.Index, paths
     index.write()
 
 
-def stage_everything(git: pygit2.Repository, workdir: str, index: pygit2.Index) -> None:
+def stage_everything(git: pygit2.Repository, workdir: str, index: pygit2.Index,
+                     kept: Kept = NOTHING_KEPT) -> None:
     """Make the index match the whole working tree, as `git add -A` would: every file
     that is tracked or not ignored. Submodule entries whose folder is there are kept."""
     tracked = {entry.path for entry in index}
     gitlinks = [entry for entry in index if entry.mode == FILEMODE_COMMIT]
+    entries = _entries(index, kept.inside(""))
     with _Stager(git, workdir, index) as stager:
         gitlinks = [entry for entry in gitlinks if stager.mode(entry.path) is not None]
         index.clear()
         stager.add_folder("", tracked)
-        for entry in gitlinks:
-            index.add(entry)
+        _add_entries(index, gitlinks + entries)
     index.write()
+
+
+def _entries(index: pygit2.Index, paths: Collection[str]) -> list[pygit2.IndexEntry]:
+    return [index[path] for path in paths if path in index]
+
+
+def _add_entries(index: pygit2.Index, entries: list[pygit2.IndexEntry]) -> None:
+    for entry in entries:
+        index.add(entry)
 
 
 class _Stager:
