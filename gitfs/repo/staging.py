@@ -16,6 +16,7 @@ working tree on purpose: its index entry is kept as it is, never staged as delet
 from __future__ import annotations
 
 import bisect
+import errno
 import os
 import stat
 from collections.abc import Collection, Iterable, Iterator
@@ -119,6 +120,10 @@ class _Stager:
             return os.lstat(relative, dir_fd=self.root).st_mode
         except (FileNotFoundError, NotADirectoryError):
             return None
+        except OSError as error:
+            if error.errno == errno.ENAMETOOLONG:  # a name no disk here holds: not there
+                return None
+            raise
 
     def unstage(self, relative: str, tracked_below: list[str]) -> None:
         """Drop the index entries at relative, below it, and of any parent that was a file."""

@@ -90,15 +90,17 @@ def apply_changes(repo: Repository, changes: TreeChanges) -> list[str]:
                 index.remove(entry.path)
         repo.skipped.discard(entry.path for entry in changes.deletions)
         for entry in changes.writes:
-            if entry.mode == FILEMODE_COMMIT:  # submodules are not checked out, but stay in the index
-                index.add(pygit2.IndexEntry(entry.path, entry.id, entry.mode))
-                continue
             try:
+                if entry.mode == FILEMODE_COMMIT:  # a submodule: its empty folder, as git makes it
+                    removed.extend(_make_submodule_folder(root, entry.path))
+                    index.add(pygit2.IndexEntry(entry.path, entry.id, entry.mode))
+                    continue
                 removed.extend(_write_file(root, entry.path, entry.mode, repo.blob_buffer(entry.id)))
             except OSError as error:
                 if error.errno not in CANNOT_EXIST:
                     raise
                 _skip(repo, entry, error)
+                index.add(pygit2.IndexEntry(entry.path, entry.id, entry.mode))  # as committed: no deletion
             else:
                 repo.skipped.discard([entry.path])
                 _index_written(repo, index, entry)
@@ -109,10 +111,25 @@ def apply_changes(repo: Repository, changes: TreeChanges) -> list[str]:
 
 
 def check_out(repo: Repository) -> None:
-    """Write the branch tip's tree into an empty working tree (a new clone), and the index."""
+    """Write the branch tip's tree into the working tree of a new clone, and the index.
+
+    Until it is done, a mark in .git says so: a working tree half written (the daemon
+    killed meanwhile) would otherwise be committed as the deletion of what is missing."""
+    mark = os.path.join(repo.path, GIT_DIR, _CHECKING_OUT)
+    with open(mark, "wb"):
+        pass
     tip = repo.branch_tip()
     if tip is not None:
         apply_changes(repo, tree_changes(repo, None, repo.root_tree(tip)))
+    os.unlink(mark)
+
+
+def check_out_unfinished(repo: Repository) -> bool:
+    """Whether check_out was interrupted: to be run again."""
+    return os.path.exists(os.path.join(repo.path, GIT_DIR, _CHECKING_OUT))
+
+
+_CHECKING_OUT = "gitfs-checking-out"
 
 
 # What a disk answers for a path it can never hold: a name too long, bytes or
@@ -207,9 +224,10 @@ def _write_file(root: int, relative: str, mode: int, data: memoryview) -> list[s
             pass
         temporary = f".gitfs-{secrets.token_hex(4)}"
         if mode == FILEMODE_LINK:
-            if 0 in data:
+            target = bytes(data)
+            if b"\0" in target:
                 raise OSError(errno.EINVAL, "a link's target with a NUL byte", relative)
-            os.symlink(os.fsdecode(data), temporary, dir_fd=folder)
+            os.symlink(target, temporary, dir_fd=folder)
         else:
             fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
                          dir_fd=folder)
@@ -228,6 +246,15 @@ def _write_file(root: int, relative: str, mode: int, data: memoryview) -> list[s
     finally:
         if folder != root:
             os.close(folder)
+
+
+def _make_submodule_folder(root: int, relative: str) -> list[str]:
+    """The (empty) folder of a submodule, which is not checked out; the paths it replaced."""
+    names = _names(relative)
+    folder, replaced = _make_directories(root, names)
+    if folder != root:
+        os.close(folder)
+    return replaced
 
 
 def _make_directories(root: int, names: list[str]) -> tuple[int, list[str]]:
