@@ -3,8 +3,8 @@
 Ignored files are left out unless already tracked; links are staged as links, never
 followed; `.git` folders and files are never staged, at any depth.
 
-Every look at the working tree goes through a descriptor of the clone's root (the
-dir_fd forms of the os calls), so any path a program could create in current/ (up to
+Every look at the working tree goes through a descriptor of the clone's root, never
+through a link (beneath.py), so any path a program could create in current/ (up to
 4095 bytes) can be staged, however long the clone's own path. libgit2 opens a file by
 its absolute path, so a file whose absolute path is longer than PATH_MAX is hashed
 from its bytes here instead. A folder that cannot be read is an error, never taken
@@ -24,7 +24,7 @@ from typing import Optional, Protocol
 
 import pygit2
 
-from gitfs.repo import compat
+from gitfs.repo import beneath, compat
 from gitfs.repo.filemodes import FILEMODE_BLOB, FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, GIT_DIR
 
 PATH_MAX = 4096  # bytes, with the terminating NUL
@@ -112,16 +112,13 @@ class _Stager:
     def mode(self, relative: str) -> Optional[int]:
         """lstat's mode of a working-tree path; None if it is gone. A path that now runs
         through a link (a folder replaced by a symlink, maybe a loop) is gone: never followed."""
-        parts = relative.split("/")
         try:
-            for depth in range(1, len(parts)):
-                if not stat.S_ISDIR(os.lstat("/".join(parts[:depth]), dir_fd=self.root).st_mode):
-                    return None
-            return os.lstat(relative, dir_fd=self.root).st_mode
+            return beneath.lstat(self.root, relative).st_mode
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as error:
-            if error.errno == errno.ENAMETOOLONG:  # a name no disk here holds: not there
+            # ELOOP: through a link; ENAMETOOLONG: a name no disk here holds. Not there.
+            if error.errno in (errno.ELOOP, errno.ENAMETOOLONG):
                 return None
             raise
 
@@ -154,12 +151,12 @@ class _Stager:
             return False
 
     def _add_from_bytes(self, relative: str) -> None:
-        st = os.lstat(relative, dir_fd=self.root)
+        st = beneath.lstat(self.root, relative)
         if stat.S_ISLNK(st.st_mode):
-            data = os.fsencode(os.readlink(relative, dir_fd=self.root))
+            data = os.fsencode(beneath.readlink(self.root, relative))
             mode = FILEMODE_LINK
         else:
-            fd = os.open(relative, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=self.root)
+            fd = beneath.open_beneath(self.root, relative, os.O_RDONLY)
             with os.fdopen(fd, "rb") as handle:
                 data = handle.read()
             mode = FILEMODE_EXEC if st.st_mode & 0o100 else FILEMODE_BLOB
@@ -168,14 +165,19 @@ class _Stager:
 
     def _files_below(self, relative: str) -> Iterator[str]:
         """Every file and link below a folder ("" for the root), `.git` left out."""
-        for folder, dirs, files, folder_fd in os.fwalk(relative or ".", dir_fd=self.root, onerror=_raise):
-            folder = os.path.normpath(folder)
-            prefix = "" if folder == "." else folder + "/"
-            links = [name for name in dirs if stat.S_ISLNK(os.lstat(name, dir_fd=folder_fd).st_mode)]
-            dirs[:] = [name for name in dirs if name != GIT_DIR and name not in links]
-            for name in files + links:
-                if name != GIT_DIR:  # a .git file: a worktree's or a submodule's, never committed
-                    yield prefix + name
+        top = beneath.open_beneath(self.root, relative or ".", os.O_RDONLY | os.O_DIRECTORY)
+        base = relative + "/" if relative else ""
+        try:
+            for folder, dirs, files, folder_fd in os.fwalk(".", dir_fd=top, onerror=_raise):
+                folder = os.path.normpath(folder)
+                prefix = base if folder == "." else base + folder + "/"
+                links = [name for name in dirs if stat.S_ISLNK(os.lstat(name, dir_fd=folder_fd).st_mode)]
+                dirs[:] = [name for name in dirs if name != GIT_DIR and name not in links]
+                for name in files + links:
+                    if name != GIT_DIR:  # a .git file: a worktree's or a submodule's, never committed
+                        yield prefix + name
+        finally:
+            os.close(top)
 
 
 def _raise(error: OSError) -> None:
