@@ -42,14 +42,14 @@ class _OpenHow(ctypes.Structure):
 def _syscall():
     if _OPENAT2 is None or os.environ.get("GITFS_NO_OPENAT2"):
         return None
-    function = ctypes.CDLL(None, use_errno=True).syscall
-    function.restype = ctypes.c_long
-    function.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
-    return function
+    # No argtypes: converting through them costs more than the system call itself; libffi
+    # widens the int arguments to the registers' size, as syscall(2) reads them.
+    return ctypes.CDLL(None, use_errno=True).syscall
 
 
 _syscall_function = _syscall()
-_hows: dict[tuple[int, int], _OpenHow] = {}  # read-only once made: shared by every thread
+_HOW_SIZE = ctypes.sizeof(_OpenHow)
+_hows: dict[tuple[int, int], object] = {}  # (flags, mode) -> byref(open_how); read-only: shared by threads
 
 
 def uses_openat2() -> bool:
@@ -68,10 +68,11 @@ def open_beneath(root_fd: int, relative: str, flags: int, mode: int = 0o777) -> 
             mode = 0  # openat2 refuses a mode it would not use
         how = _hows.get((flags, mode))
         if how is None:
-            how = _hows.setdefault((flags, mode), _OpenHow(flags, mode, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS))
+            how = _hows.setdefault((flags, mode), ctypes.byref(
+                _OpenHow(flags, mode, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS)))
+        path = relative.encode("utf-8", "surrogateescape")  # os.fsencode, without its checks
         while True:
-            fd = _syscall_function(_OPENAT2, root_fd, os.fsencode(relative), ctypes.byref(how),
-                                   ctypes.sizeof(how))
+            fd = _syscall_function(_OPENAT2, root_fd, path, how, _HOW_SIZE)
             if fd >= 0:
                 return fd
             code = ctypes.get_errno()
@@ -87,7 +88,7 @@ def _openat2_missing(root_fd: int) -> bool:
     """Whether the kernel (or a seccomp filter) lacks openat2, not just this path refused."""
     assert _syscall_function is not None
     how = _OpenHow(_FOLDER, 0, 0)
-    fd = _syscall_function(_OPENAT2, root_fd, b".", ctypes.byref(how), ctypes.sizeof(how))
+    fd = _syscall_function(_OPENAT2, root_fd, b".", ctypes.byref(how), _HOW_SIZE)
     if fd >= 0:
         os.close(fd)
         return False
