@@ -20,6 +20,7 @@ from gitfs.errors import FatalError
 from gitfs.options import Options
 from gitfs.repo import credentials as credential_files
 from gitfs.repo import remote as remote_ops
+from gitfs.repo import worktree
 from gitfs.repo.errors import RemoteError, SettingError
 from gitfs.repo.repository import REMOTE_NAME, Repository
 
@@ -89,7 +90,15 @@ def prepare_clone(options: Options, credentials: remote_ops.Credentials, progres
             shutil.rmtree(path, ignore_errors=True)
             raise FatalError(f"{remote_ops.redact_url(options.remote_url)} is empty: push a first commit to it")
         repo = Repository(path, git.head.shorthand)
+        _check_out(repo)
     return repo
+
+
+def _check_out(repo: Repository) -> None:
+    try:
+        worktree.check_out(repo)
+    except (OSError, pygit2.GitError) as error:  # a full disk: the next mount finishes it
+        raise FatalError(f"writing the working tree of {repo.path} failed: {error}") from None
 
 
 def _reuse(path: str, options: Options, credentials: remote_ops.Credentials,
@@ -107,6 +116,8 @@ def _reuse(path: str, options: Options, credentials: remote_ops.Credentials,
     if current != branch:
         raise FatalError(f"repo_path {path} follows branch {current!r}, not {branch!r}; choose another repo_path")
     repo = Repository(path, branch)
+    if worktree.check_out_unfinished(repo):  # a first mount stopped while it wrote the working tree
+        _check_out(repo)
     try:
         remote_ops.fetch(repo, credentials)
     except (remote_ops.AuthenticationError, remote_ops.HostKeyError) as error:

@@ -9,6 +9,7 @@ credentials in it.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -17,7 +18,7 @@ import pygit2
 
 from gitfs.repo.credentials import AuthenticationError, Credentials, HostKeyError, _Callbacks
 from gitfs.repo.errors import PushRejected, RemoteError
-from gitfs.repo.repository import REMOTE_NAME, Repository, branch_ref, remote_ref
+from gitfs.repo.repository import GIT_DIR, REMOTE_NAME, Repository, branch_ref, remote_ref
 
 __all__ = ["Credentials", "AuthenticationError", "HostKeyError", "RemoteUnreachable", "RepositoryNotFound",
            "BranchNotFound", "Transfer", "redact_url", "clone", "fetch", "push"]
@@ -105,10 +106,15 @@ class _ReportingCallbacks(_Callbacks):
 
 def clone(url: str, path: str, branch: Optional[str], credentials: Credentials, *,
           progress: Optional[Callable[[Transfer], None]] = None) -> None:
-    """Clone url into path; `progress`, if given, is called with the figures as they change."""
+    """Clone url into path, without a working tree (worktree.check_out writes it: libgit2
+    would refuse a path too long for one system call, or a name this disk cannot hold,
+    and fail the whole clone); `progress`, if given, is called with the figures as they change."""
     callbacks = _Callbacks(credentials, url) if progress is None else _ReportingCallbacks(credentials, url, progress)
     try:
-        pygit2.clone_repository(url, path, checkout_branch=branch, callbacks=callbacks)
+        git = pygit2.clone_repository(url, os.path.join(path, GIT_DIR), bare=True, checkout_branch=branch,
+                                      callbacks=callbacks)
+        git.config["core.bare"] = False  # the folder above .git is its working tree
+        git.config["core.logallrefupdates"] = True
     except _ERRORS as error:
         text = _describe(error)
         if branch and not isinstance(error, RemoteError) and (

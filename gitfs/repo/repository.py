@@ -33,6 +33,7 @@ from gitfs.repo.filemodes import (  # noqa: F401
     GIT_DIR,
     KEEP_FILE,
 )
+from gitfs.repo.skipped import SkippedPaths
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,8 @@ class Repository:
         self._handles: dict[int, pygit2.Repository] = {}
         self._handles_lock = threading.Lock()
         self._sizes: dict[pygit2.Oid, int] = {}  # blob oid -> size, bounded by BLOB_SIZES
+        # Paths of the branch this disk cannot hold: left out of the working tree, kept in the index.
+        self.skipped = SkippedPaths(os.path.join(self.path, GIT_DIR, "gitfs-skipped-paths"))
         # The branch moves only through this object (the sync worker's commits and merges):
         # `branch_moves` counts the moves, so readers that index the branch (CommitDays)
         # need not read the ref at every call; `on_branch_moved(old, new)` is told of each.
@@ -279,13 +282,13 @@ class Repository:
         """Make the index match the working tree at each path and below it (staging.py)."""
         index = self.index()
         with _undone_on_failure(index):
-            staging.stage_paths(self.git, self.workdir, index, paths)
+            staging.stage_paths(self.git, self.workdir, index, paths, self.skipped)
 
     def stage_everything(self) -> None:
         """Make the index match the whole working tree, as `git add -A` would (staging.py)."""
         index = self.index()
         with _undone_on_failure(index):
-            staging.stage_everything(self.git, self.workdir, index)
+            staging.stage_everything(self.git, self.workdir, index, self.skipped)
 
     def staged_changes(self) -> dict[str, str]:
         """What committing the index would change, file by file: {path: "Created",

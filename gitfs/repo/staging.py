@@ -3,31 +3,49 @@
 Ignored files are left out unless already tracked; links are staged as links, never
 followed; `.git` folders and files are never staged, at any depth.
 
-Every look at the working tree goes through a descriptor of the clone's root (the
-dir_fd forms of the os calls), so any path a program could create in current/ (up to
+Every look at the working tree goes through a descriptor of the clone's root, never
+through a link (beneath.py), so any path a program could create in current/ (up to
 4095 bytes) can be staged, however long the clone's own path. libgit2 opens a file by
 its absolute path, so a file whose absolute path is longer than PATH_MAX is hashed
 from its bytes here instead. A folder that cannot be read is an error, never taken
-for an empty one: that would commit its files as deleted.
+for an empty one: that would commit its files as deleted. Likewise a path of the
+branch that cannot exist on this disk (`kept`, see skipped.py) is missing from the
+working tree on purpose: its index entry is kept as it is, never staged as deleted.
 """
 
 from __future__ import annotations
 
 import bisect
+import errno
 import os
 import stat
-from collections.abc import Iterable, Iterator
-from typing import Optional
+from collections.abc import Collection, Iterable, Iterator
+from typing import Optional, Protocol
 
 import pygit2
 
-from gitfs.repo import compat
+from gitfs.repo import beneath, compat
 from gitfs.repo.filemodes import FILEMODE_BLOB, FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, GIT_DIR
 
 PATH_MAX = 4096  # bytes, with the terminating NUL
 
 
-def stage_paths(git: pygit2.Repository, workdir: str, index: pygit2.Index, paths: Iterable[str]) -> None:
+class Kept(Protocol):
+    """Paths whose index entries stay whatever the disk holds (skipped.SkippedPaths)."""
+
+    def inside(self, folder: str) -> list[str]: ...
+
+
+class _NothingKept:
+    def inside(self, folder: str) -> list[str]:
+        return []
+
+
+NOTHING_KEPT = _NothingKept()
+
+
+def stage_paths(git: pygit2.Repository, workdir: str, index: pygit2.Index, paths: Iterable[str],
+                kept: Kept = NOTHING_KEPT) -> None:
     """Make the index match the working tree at each path and below it.
 
     Only the topmost of the paths are staged: a path inside another one of the batch
@@ -41,7 +59,9 @@ def stage_paths(git: pygit2.Repository, workdir: str, index: pygit2.Index, paths
             if is_git_dir_path(relative):
                 continue
             below = paths_below(tracked, relative)
+            entries = _entries(index, kept.inside(relative))
             stager.unstage(relative, below)
+            _add_entries(index, entries)
             mode = stager.mode(relative)
             if mode is None:
                 continue
@@ -52,18 +72,28 @@ def stage_paths(git: pygit2.Repository, workdir: str, index: pygit2.Index, paths
     index.write()
 
 
-def stage_everything(git: pygit2.Repository, workdir: str, index: pygit2.Index) -> None:
+def stage_everything(git: pygit2.Repository, workdir: str, index: pygit2.Index,
+                     kept: Kept = NOTHING_KEPT) -> None:
     """Make the index match the whole working tree, as `git add -A` would: every file
     that is tracked or not ignored. Submodule entries whose folder is there are kept."""
     tracked = {entry.path for entry in index}
     gitlinks = [entry for entry in index if entry.mode == FILEMODE_COMMIT]
+    entries = _entries(index, kept.inside(""))
     with _Stager(git, workdir, index) as stager:
         gitlinks = [entry for entry in gitlinks if stager.mode(entry.path) is not None]
         index.clear()
         stager.add_folder("", tracked)
-        for entry in gitlinks:
-            index.add(entry)
+        _add_entries(index, gitlinks + entries)
     index.write()
+
+
+def _entries(index: pygit2.Index, paths: Collection[str]) -> list[pygit2.IndexEntry]:
+    return [index[path] for path in paths if path in index]
+
+
+def _add_entries(index: pygit2.Index, entries: list[pygit2.IndexEntry]) -> None:
+    for entry in entries:
+        index.add(entry)
 
 
 class _Stager:
@@ -82,14 +112,15 @@ class _Stager:
     def mode(self, relative: str) -> Optional[int]:
         """lstat's mode of a working-tree path; None if it is gone. A path that now runs
         through a link (a folder replaced by a symlink, maybe a loop) is gone: never followed."""
-        parts = relative.split("/")
         try:
-            for depth in range(1, len(parts)):
-                if not stat.S_ISDIR(os.lstat("/".join(parts[:depth]), dir_fd=self.root).st_mode):
-                    return None
-            return os.lstat(relative, dir_fd=self.root).st_mode
+            return beneath.lstat(self.root, relative).st_mode
         except (FileNotFoundError, NotADirectoryError):
             return None
+        except OSError as error:
+            # ELOOP: through a link; ENAMETOOLONG: a name no disk here holds. Not there.
+            if error.errno in (errno.ELOOP, errno.ENAMETOOLONG):
+                return None
+            raise
 
     def unstage(self, relative: str, tracked_below: list[str]) -> None:
         """Drop the index entries at relative, below it, and of any parent that was a file."""
@@ -120,12 +151,12 @@ class _Stager:
             return False
 
     def _add_from_bytes(self, relative: str) -> None:
-        st = os.lstat(relative, dir_fd=self.root)
+        st = beneath.lstat(self.root, relative)
         if stat.S_ISLNK(st.st_mode):
-            data = os.fsencode(os.readlink(relative, dir_fd=self.root))
+            data = os.fsencode(beneath.readlink(self.root, relative))
             mode = FILEMODE_LINK
         else:
-            fd = os.open(relative, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=self.root)
+            fd = beneath.open_beneath(self.root, relative, os.O_RDONLY)
             with os.fdopen(fd, "rb") as handle:
                 data = handle.read()
             mode = FILEMODE_EXEC if st.st_mode & 0o100 else FILEMODE_BLOB
@@ -134,14 +165,19 @@ class _Stager:
 
     def _files_below(self, relative: str) -> Iterator[str]:
         """Every file and link below a folder ("" for the root), `.git` left out."""
-        for folder, dirs, files, folder_fd in os.fwalk(relative or ".", dir_fd=self.root, onerror=_raise):
-            folder = os.path.normpath(folder)
-            prefix = "" if folder == "." else folder + "/"
-            links = [name for name in dirs if stat.S_ISLNK(os.lstat(name, dir_fd=folder_fd).st_mode)]
-            dirs[:] = [name for name in dirs if name != GIT_DIR and name not in links]
-            for name in files + links:
-                if name != GIT_DIR:  # a .git file: a worktree's or a submodule's, never committed
-                    yield prefix + name
+        top = beneath.open_beneath(self.root, relative or ".", os.O_RDONLY | os.O_DIRECTORY)
+        base = relative + "/" if relative else ""
+        try:
+            for folder, dirs, files, folder_fd in os.fwalk(".", dir_fd=top, onerror=_raise):
+                folder = os.path.normpath(folder)
+                prefix = base if folder == "." else base + folder + "/"
+                links = [name for name in dirs if stat.S_ISLNK(os.lstat(name, dir_fd=folder_fd).st_mode)]
+                dirs[:] = [name for name in dirs if name != GIT_DIR and name not in links]
+                for name in files + links:
+                    if name != GIT_DIR:  # a .git file: a worktree's or a submodule's, never committed
+                        yield prefix + name
+        finally:
+            os.close(top)
 
 
 def _raise(error: OSError) -> None:

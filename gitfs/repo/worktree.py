@@ -1,9 +1,19 @@
 """Bring the working tree from one commit's tree to another's, file by file.
 
-Used when the remote's changes are integrated. Each file is written to a
-temporary name and renamed into place, so a program reading the old file
-keeps a consistent old copy. Untracked and ignored files are never touched.
-The caller holds SyncState.frozen(): no FUSE write runs meanwhile.
+Used when the remote's changes are integrated, and for the first checkout of a
+clone. Each file is written to a temporary name and renamed into place, so a
+program reading the old file keeps a consistent old copy. Untracked and ignored
+files are never touched. The caller holds SyncState.frozen(): no FUSE write
+runs meanwhile.
+
+Every access goes through a descriptor of the clone's root, one folder at a
+time, never following a symlink (beneath.py): git paths have no length limit,
+and a folder the kernel's cache of current/ still believes in may have become
+a link. The bytes come from Repository.blob_buffer, the one way content comes
+out of the git core. A path of the remote that cannot exist on this disk (a
+name over 255 bytes, bytes the filesystem refuses, `.git`, `..`) is logged once,
+left out of the working tree and recorded in Repository.skipped: it stays in
+the index and the commits, and the sync goes on.
 
 The kernel caches names, attributes and pages of current/ for long: apply_changes
 returns the paths it removed or replaced, and the caller tells the kernel (a
@@ -13,17 +23,22 @@ of every changed path, once SyncState.frozen() is released (see sync/cycle.py).
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
-import shutil
-import tempfile
+import secrets
+import stat
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Protocol, cast
 
 import pygit2
 
+from gitfs.repo import beneath
 from gitfs.repo.compat import DeltaStatus
-from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, Repository
+from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, GIT_DIR, Repository
+
+log = logging.getLogger(__name__)
 
 _DELETED = DeltaStatus.DELETED
 
@@ -65,74 +80,221 @@ class WorktreeKernelView(Protocol):
 def apply_changes(repo: Repository, changes: TreeChanges) -> list[str]:
     """Apply the changes to the working tree and the index. Returns every path that
     was removed or replaced (files and folders; a written file is a new inode)."""
-    git = repo.git
     index = repo.index()
     removed: list[str] = []
-    for entry in changes.deletions:
-        removed.extend(_remove_file(repo, entry.path))
-        if entry.path in index:
-            index.remove(entry.path)
-    for entry in changes.writes:
-        if entry.mode == FILEMODE_COMMIT:
-            continue  # submodules are not checked out
-        removed.extend(_write_file(repo, entry.path, entry.mode, cast(pygit2.Blob, git[entry.id]).data))
-        index.add(entry.path)
+    root = os.open(repo.workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for entry in changes.deletions:
+            removed.extend(_remove_file(root, entry.path))
+            if entry.path in index:
+                index.remove(entry.path)
+        repo.skipped.discard(entry.path for entry in changes.deletions)
+        for entry in changes.writes:
+            try:
+                if entry.mode == FILEMODE_COMMIT:  # a submodule: its empty folder, as git makes it
+                    removed.extend(_make_submodule_folder(root, entry.path))
+                    index.add(pygit2.IndexEntry(entry.path, entry.id, entry.mode))
+                    continue
+                removed.extend(_write_file(root, entry.path, entry.mode, repo.blob_buffer(entry.id)))
+            except OSError as error:
+                if error.errno not in CANNOT_EXIST:
+                    raise
+                _skip(repo, entry, error)
+                index.add(pygit2.IndexEntry(entry.path, entry.id, entry.mode))  # as committed: no deletion
+            else:
+                repo.skipped.discard([entry.path])
+                _index_written(repo, index, entry)
+    finally:
+        os.close(root)
     index.write()
     return removed
 
 
-def _remove_file(repo: Repository, relative: str) -> list[str]:
-    """Remove the file and the folders it leaves empty; the relative paths removed."""
-    full = repo.full_path(relative)
-    try:
-        os.unlink(full)
-    except FileNotFoundError:
+def check_out(repo: Repository) -> None:
+    """Write the branch tip's tree into the working tree of a new clone, and the index.
+
+    Until it is done, a mark in .git says so: a working tree half written (the daemon
+    killed meanwhile) would otherwise be committed as the deletion of what is missing."""
+    mark = os.path.join(repo.path, GIT_DIR, _CHECKING_OUT)
+    with open(mark, "wb"):
         pass
-    except IsADirectoryError:
-        shutil.rmtree(full)
-    removed = [relative]
-    parent = os.path.dirname(full)
-    while parent != repo.workdir:  # drop directories the deletion left empty
+    tip = repo.branch_tip()
+    if tip is not None:
+        apply_changes(repo, tree_changes(repo, None, repo.root_tree(tip)))
+    os.unlink(mark)
+
+
+def check_out_unfinished(repo: Repository) -> bool:
+    """Whether check_out was interrupted: to be run again."""
+    return os.path.exists(os.path.join(repo.path, GIT_DIR, _CHECKING_OUT))
+
+
+_CHECKING_OUT = "gitfs-checking-out"
+
+
+# What a disk answers for a path it can never hold: a name too long, bytes or
+# characters it refuses, or a name refused here (EXDEV: "..", see _names).
+CANNOT_EXIST = (errno.ENAMETOOLONG, errno.EILSEQ, errno.EINVAL, errno.EXDEV)
+
+
+def _skip(repo: Repository, entry: pygit2.DiffFile, error: OSError) -> None:
+    if entry.path not in repo.skipped:
+        log.error("%s cannot exist on this disk (%s): left out of current/, kept in the commits",
+                  entry.path, error.strerror)
+        repo.skipped.add(entry.path)
+
+
+def _index_written(repo: Repository, index: pygit2.Index, entry: pygit2.DiffFile) -> None:
+    """The index entry of a file just written. libgit2 records its stat data (so that
+    status need not hash it again) when it can reach it by its absolute path; the
+    entry is the tree's own when not, or when what libgit2 hashed is not the blob."""
+    if len(os.fsencode(repo.workdir)) + 1 + len(os.fsencode(entry.path)) < beneath.PATH_MAX:
         try:
-            os.rmdir(parent)
+            index.add(entry.path)
+            if index[entry.path].id == entry.id:
+                return
+        except (OSError, pygit2.GitError):
+            pass
+    index.add(pygit2.IndexEntry(entry.path, entry.id, entry.mode))
+
+
+def _names(relative: str) -> list[str]:
+    """The path's components; EXDEV for one that must never be written: `..` or `.`
+    (outside, or beside, where the tree says) and `.git` (a repository's own files)."""
+    names = relative.split("/")
+    if any(name in ("", ".", "..", GIT_DIR) for name in names):
+        raise OSError(errno.EXDEV, "a name git itself refuses to check out", relative)
+    return names
+
+
+def _remove_file(root: int, relative: str) -> list[str]:
+    """Remove the file and the folders it leaves empty; the relative paths removed."""
+    names = _names(relative)
+    try:
+        with beneath.parent(root, relative) as (folder, name):
+            try:
+                os.unlink(name, dir_fd=folder)
+            except FileNotFoundError:
+                pass
+            except IsADirectoryError:
+                _remove_tree(folder, name)
+    except (FileNotFoundError, NotADirectoryError):
+        return [relative]  # its folder is gone already
+    except OSError as error:
+        if error.errno != errno.ELOOP:
+            raise
+        return [relative]  # a link where its folder was: the link stays, nothing beyond it is touched
+    removed = [relative]
+    for depth in range(len(names) - 1, 0, -1):  # drop directories the deletion left empty
+        parent = "/".join(names[:depth])
+        try:
+            with beneath.parent(root, parent) as (folder, name):
+                os.rmdir(name, dir_fd=folder)
         except OSError:
             break
-        removed.append(os.path.relpath(parent, repo.workdir))
-        parent = os.path.dirname(parent)
+        removed.append(parent)
     return removed
 
 
-def _write_file(repo: Repository, relative: str, mode: int, data: bytes) -> list[str]:
+def _remove_tree(folder: int, name: str) -> None:
+    """rm -r of `name` inside the folder fd, never following a link."""
+    for _folder, dirs, files, parent_fd in os.fwalk(name, dir_fd=folder, topdown=False):
+        for file in files:
+            os.unlink(file, dir_fd=parent_fd)
+        for directory in dirs:  # links to folders are listed here, and removed as links
+            if stat.S_ISLNK(os.lstat(directory, dir_fd=parent_fd).st_mode):
+                os.unlink(directory, dir_fd=parent_fd)
+            else:
+                os.rmdir(directory, dir_fd=parent_fd)
+    os.rmdir(name, dir_fd=folder)
+
+
+def _write_file(root: int, relative: str, mode: int, data: memoryview) -> list[str]:
     """Write the file (a new inode, renamed into place); the relative paths it replaced:
     itself (the old name now names another file) and files that stood where folders go."""
-    full = repo.full_path(relative)
-    parent = os.path.dirname(full)
-    replaced = [os.path.relpath(path, repo.workdir) for path in _make_directories(repo, parent)]
-    replaced.append(relative)
-    if os.path.isdir(full) and not os.path.islink(full):
-        shutil.rmtree(full)  # the remote replaced a directory by a file
-    if mode == FILEMODE_LINK:
-        temporary = tempfile.mktemp(prefix=".gitfs-", dir=parent)
-        os.symlink(os.fsdecode(data), temporary)
-    else:
-        fd, temporary = tempfile.mkstemp(prefix=".gitfs-", dir=parent)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(temporary, 0o755 if mode == FILEMODE_EXEC else 0o644)
-    os.replace(temporary, full)
+    names = _names(relative)
+    folder, replaced = _make_directories(root, names[:-1])
+    name = names[-1]
+    try:
+        replaced.append(relative)
+        try:
+            if stat.S_ISDIR(os.lstat(name, dir_fd=folder).st_mode):
+                _remove_tree(folder, name)  # the remote replaced a directory by a file
+        except FileNotFoundError:
+            pass
+        temporary = f".gitfs-{secrets.token_hex(4)}"
+        if mode == FILEMODE_LINK:
+            target = bytes(data)
+            if b"\0" in target:
+                raise OSError(errno.EINVAL, "a link's target with a NUL byte", relative)
+            os.symlink(target, temporary, dir_fd=folder)
+        else:
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                         dir_fd=folder)
+            try:
+                with os.fdopen(fd, "wb", closefd=False) as handle:
+                    handle.write(data)
+                os.fchmod(fd, 0o755 if mode == FILEMODE_EXEC else 0o644)
+            finally:
+                os.close(fd)
+        try:
+            os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+        except OSError:
+            os.unlink(temporary, dir_fd=folder)
+            raise
+        return replaced
+    finally:
+        if folder != root:
+            os.close(folder)
+
+
+def _make_submodule_folder(root: int, relative: str) -> list[str]:
+    """The (empty) folder of a submodule, which is not checked out; the paths it replaced."""
+    names = _names(relative)
+    folder, replaced = _make_directories(root, names)
+    if folder != root:
+        os.close(folder)
     return replaced
 
 
-def _make_directories(repo: Repository, directory: str) -> list[str]:
-    """Make the folder and its missing parents; the files unlinked where a folder goes."""
-    missing = []
+def _make_directories(root: int, names: list[str]) -> tuple[int, list[str]]:
+    """An fd of the folder `names` (root itself for none), made with its missing parents
+    one at a time; and the relative paths of files (or links) unlinked where a folder goes."""
+    if not names:
+        return root, []
+    try:
+        return beneath.open_beneath(root, "/".join(names), _FOLDER), []  # mostly there already
+    except OSError as error:
+        if error.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.ENAMETOOLONG):
+            raise
     unlinked = []
-    while directory != repo.workdir and not os.path.isdir(directory):
-        missing.append(directory)
-        directory = os.path.dirname(directory)
-    for path in reversed(missing):
-        if os.path.lexists(path):  # a file stands where the new tree has a folder
-            os.unlink(path)
-            unlinked.append(path)
-        os.mkdir(path)
-    return unlinked
+    fd = root
+    try:
+        for depth, name in enumerate(names, 1):
+            try:
+                following = os.open(name, _FOLDER | os.O_NOFOLLOW, dir_fd=fd)
+            except (FileNotFoundError, NotADirectoryError):
+                if _exists(fd, name):
+                    os.unlink(name, dir_fd=fd)  # a file (or link) stands where the new tree has a folder
+                    unlinked.append("/".join(names[:depth]))
+                os.mkdir(name, dir_fd=fd)
+                following = os.open(name, _FOLDER | os.O_NOFOLLOW, dir_fd=fd)
+            if fd != root:
+                os.close(fd)
+            fd = following
+    except BaseException:
+        if fd != root:
+            os.close(fd)
+        raise
+    return fd, unlinked
+
+
+_FOLDER = os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+def _exists(folder: int, name: str) -> bool:
+    try:
+        os.lstat(name, dir_fd=folder)
+    except FileNotFoundError:
+        return False
+    return True

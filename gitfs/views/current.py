@@ -4,7 +4,7 @@ Every change is made on the clone's working tree at once (so the program sees
 POSIX behaviour), then described by a CommitJob for the sync worker, which
 commits what the working tree holds at that path when the mount is quiet.
 The job says which paths changed and why; the bytes come from the disk.
-Paths are relative to the clone's root fd (see passthrough.py).
+Paths are relative to the clone's root fd, never through a symlink (see passthrough.py).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Optional
 from mfusepy import FuseOSError
 
 from gitfs.handles import HandleTable, OpenFile
+from gitfs.repo import beneath
 from gitfs.repo.repository import GIT_DIR, KEEP_FILE
 from gitfs.sync.jobs import CommitJob, PendingJobs
 from gitfs.sync.state import SyncState
@@ -70,12 +71,12 @@ class CurrentView(PassthroughView):
         if is_write_open(flags):
             with self.sync_state.mutation():
                 # The kernel gives append offsets: O_APPEND would write them at the end again.
-                fd = os.open(relative, flags & ~os.O_APPEND, dir_fd=self.root_fd)
+                fd = beneath.open_beneath(self.root_fd, relative, flags & ~os.O_APPEND)
                 truncated = bool(flags & os.O_TRUNC)
                 return self.handles.add(OpenFile(path, fd=fd, writable=True,
                                                  change="Update" if truncated else None))
         with self.sync_state.mutation(changes=False):  # not while remote changes are applied
-            return self.handles.add(OpenFile(path, fd=os.open(relative, flags, dir_fd=self.root_fd)))
+            return self.handles.add(OpenFile(path, fd=beneath.open_beneath(self.root_fd, relative, flags)))
 
     def _fd(self, fh: int) -> int:
         """The descriptor of a file this view opened (every one of them has one)."""
@@ -95,11 +96,11 @@ class CurrentView(PassthroughView):
         flags = ((open_flags if isinstance(open_flags, int) else os.O_WRONLY) | os.O_CREAT) & ~os.O_APPEND
         with self.sync_state.mutation():
             try:  # O_EXCL: the mode is applied only to a file this call made
-                fd = os.open(relative, flags | os.O_EXCL, stat.S_IMODE(mode), dir_fd=self.root_fd)
+                fd = beneath.open_beneath(self.root_fd, relative, flags | os.O_EXCL, stat.S_IMODE(mode))
             except FileExistsError:
                 if flags & os.O_EXCL:
                     raise
-                fd = os.open(relative, flags & ~os.O_CREAT, dir_fd=self.root_fd)  # made meanwhile
+                fd = beneath.open_beneath(self.root_fd, relative, flags & ~os.O_CREAT)  # made meanwhile
                 change = "Update" if flags & os.O_TRUNC else None
                 return self.handles.add(OpenFile(path, fd=fd, writable=True, change=change))
             apply_requested_mode(fd, mode)
@@ -117,7 +118,7 @@ class CurrentView(PassthroughView):
         relative = self._relative(path)
         self._check_size(length)
         with self.sync_state.mutation():
-            fd = os.open(relative, os.O_WRONLY, dir_fd=self.root_fd)  # truncate(2) has no *at form
+            fd = beneath.open_beneath(self.root_fd, relative, os.O_WRONLY)  # truncate(2) has no *at form
             try:
                 os.ftruncate(fd, length)
             finally:
@@ -147,15 +148,16 @@ class CurrentView(PassthroughView):
 
     def unlink(self, path):
         relative = self._relative(path)
-        with self.sync_state.mutation():
-            os.unlink(relative, dir_fd=self.root_fd)
+        with self.sync_state.mutation(), beneath.parent(self.root_fd, relative) as (folder, name):
+            os.unlink(name, dir_fd=folder)
             self._queue(f"Deleted {path}", remove=[path])
 
     def mkdir(self, path, mode):
         relative = self._new_name(path)
         with self.sync_state.mutation():
             # Owner-writable until the placeholder is in, whatever mode was asked (mkdir -m 555).
-            os.mkdir(relative, (mode & 0o7000) | 0o700, dir_fd=self.root_fd)
+            with beneath.parent(self.root_fd, relative) as (parent, name):
+                os.mkdir(name, (mode & 0o7000) | 0o700, dir_fd=parent)
             with self._folder(relative) as folder:
                 keep.write_placeholder(folder)  # git has no empty folders (see keep.py)
                 apply_requested_mode(folder, mode)
@@ -170,7 +172,8 @@ class CurrentView(PassthroughView):
                     raise FuseOSError(errno.ENOTEMPTY)  # a .keep with content counts: it is the user's
                 if placeholder:
                     os.unlink(KEEP_FILE, dir_fd=folder)
-            os.rmdir(relative, dir_fd=self.root_fd)
+            with beneath.parent(self.root_fd, relative) as (parent, name):
+                os.rmdir(name, dir_fd=parent)
             if placeholder:  # without one git never had it (rm -rf removed its files already)
                 self._queue(f"Delete the {path} directory", remove=[f"{path}/{KEEP_FILE}"])
 
@@ -179,7 +182,9 @@ class CurrentView(PassthroughView):
         with self.sync_state.mutation():
             cleared = self._clear_placeholder_of_empty_target(old_relative, new_relative)
             try:
-                os.rename(old_relative, new_relative, src_dir_fd=self.root_fd, dst_dir_fd=self.root_fd)
+                with beneath.parent(self.root_fd, old_relative) as (old_folder, old_name), \
+                        beneath.parent(self.root_fd, new_relative) as (new_folder, new_name):
+                    os.rename(old_name, new_name, src_dir_fd=old_folder, dst_dir_fd=new_folder)
             except OSError:
                 if cleared:  # the target stays as it was
                     with self._folder(new_relative) as folder:
@@ -192,8 +197,8 @@ class CurrentView(PassthroughView):
         """A folder holding only the placeholder is empty: renaming a folder over it must work.
         True if the placeholder was removed."""
         try:
-            if not (stat.S_ISDIR(os.lstat(old_relative, dir_fd=self.root_fd).st_mode)
-                    and stat.S_ISDIR(os.lstat(new_relative, dir_fd=self.root_fd).st_mode)):
+            if not (stat.S_ISDIR(beneath.lstat(self.root_fd, old_relative).st_mode)
+                    and stat.S_ISDIR(beneath.lstat(self.root_fd, new_relative).st_mode)):
                 return False
             with self._folder(new_relative) as folder:
                 names, placeholder = keep.listing(folder)
@@ -201,7 +206,7 @@ class CurrentView(PassthroughView):
                     return False
                 os.unlink(KEEP_FILE, dir_fd=folder)
                 return True
-        except (FileNotFoundError, NotADirectoryError):
+        except OSError:
             return False  # os.rename gives the answer
 
     def symlink(self, target, source):
@@ -209,15 +214,18 @@ class CurrentView(PassthroughView):
         relative = self._new_name(target)
         refuse_non_utf8(source)
         with self.sync_state.mutation():
-            os.symlink(source, relative, dir_fd=self.root_fd)
+            with beneath.parent(self.root_fd, relative) as (folder, name):
+                os.symlink(source, name, dir_fd=folder)
             self._queue(f"Create symlink to {source} for {target}", add=[target])
 
     def link(self, target, source):
         # `target` is the new name, `source` the existing file (both relative to current/).
         source_relative, target_relative = self._relative(source), self._new_name(target)
         with self.sync_state.mutation():
-            os.link(source_relative, target_relative, src_dir_fd=self.root_fd, dst_dir_fd=self.root_fd,
-                    follow_symlinks=False)
+            with beneath.parent(self.root_fd, source_relative) as (source_folder, source_name), \
+                    beneath.parent(self.root_fd, target_relative) as (target_folder, target_name):
+                os.link(source_name, target_name, src_dir_fd=source_folder, dst_dir_fd=target_folder,
+                        follow_symlinks=False)
             self._queue(f"Create link to {source} for {target}", add=[target])
 
     def mknod(self, path, mode, dev):
@@ -225,7 +233,7 @@ class CurrentView(PassthroughView):
             raise FuseOSError(errno.EPERM)  # git stores no device, FIFO or socket
         relative = self._new_name(path)
         with self.sync_state.mutation():
-            fd = os.open(relative, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IMODE(mode), dir_fd=self.root_fd)
+            fd = beneath.open_beneath(self.root_fd, relative, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IMODE(mode))
             try:
                 apply_requested_mode(fd, mode)
             finally:
@@ -237,10 +245,12 @@ class CurrentView(PassthroughView):
     def chmod(self, path, mode):
         relative = self._relative(path)
         with self.sync_state.mutation():
-            st = os.lstat(relative, dir_fd=self.root_fd)
-            if stat.S_ISLNK(st.st_mode):
-                raise FuseOSError(errno.EOPNOTSUPP)  # as Linux: a link has no mode of its own
-            os.chmod(relative, stat.S_IMODE(mode), dir_fd=self.root_fd)
+            try:
+                st = beneath.chmod(self.root_fd, relative, stat.S_IMODE(mode))
+            except OSError as error:
+                if error.errno == errno.EOPNOTSUPP:
+                    raise FuseOSError(errno.EOPNOTSUPP) from None  # as Linux: a link has no mode of its own
+                raise
             # Git records only a file's exec bit (the owner's): any other change has
             # nothing to commit (tar x sets every file's mode, mostly to what it is).
             if not stat.S_ISDIR(st.st_mode) and (st.st_mode ^ mode) & stat.S_IXUSR:
@@ -249,14 +259,15 @@ class CurrentView(PassthroughView):
     def chown(self, path, uid, gid):
         # Git records no owner; every file shows the `user`/`group` options. A missing
         # path still answers ENOENT.
-        os.lstat(self._relative(path), dir_fd=self.root_fd)
+        beneath.lstat(self.root_fd, self._relative(path))
         return 0
 
     def utimens(self, path, times=None):
         relative = self._relative(path)
-        ns = utime_ns(times, lambda: os.lstat(relative, dir_fd=self.root_fd))
-        if ns is None:
-            os.utime(relative, dir_fd=self.root_fd, follow_symlinks=False)
-        else:
-            os.utime(relative, ns=ns, dir_fd=self.root_fd, follow_symlinks=False)
+        ns = utime_ns(times, lambda: beneath.lstat(self.root_fd, relative))
+        with beneath.parent(self.root_fd, relative) as (folder, name):
+            if ns is None:
+                os.utime(name, dir_fd=folder, follow_symlinks=False)
+            else:
+                os.utime(name, ns=ns, dir_fd=folder, follow_symlinks=False)
         return 0

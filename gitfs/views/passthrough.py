@@ -2,7 +2,9 @@
 
 Every call names its path relative to an fd of the clone's root (the *at forms
 of the system calls: openat, fstatat, mkdirat, renameat...), never as an
-absolute path. The kernel takes at most PATH_MAX (4096 bytes with the NUL) in
+absolute path, and resolves it without following a symlink in any component
+(beneath.py): a folder that became a link behind the kernel's cached view never
+leads the daemon out of the clone. The kernel takes at most PATH_MAX (4096 bytes with the NUL) in
 one path argument; prefixing the clone's own location would make a path that
 fits on a native disk fail with ENAMETOOLONG. Relative to the root fd, a path
 of current/ works up to the same 4095 bytes as on a native disk (counted from
@@ -23,6 +25,7 @@ from collections.abc import Iterator
 
 from mfusepy import FuseOSError
 
+from gitfs.repo import beneath
 from gitfs.repo.repository import GIT_DIR
 from gitfs.views.base import Owner, View
 
@@ -68,14 +71,14 @@ class PassthroughView(View):
     def _folder(self, relative: str) -> Iterator[int]:
         """An fd of a folder: names inside it are then relative to it (they may not fit
         after the folder's path in one call), and listing it needs one."""
-        fd = os.open(relative, os.O_RDONLY | os.O_DIRECTORY, dir_fd=self.root_fd)
+        fd = beneath.open_beneath(self.root_fd, relative, os.O_RDONLY | os.O_DIRECTORY)
         try:
             yield fd
         finally:
             os.close(fd)
 
     def getattr(self, path, fh=None):
-        st = os.lstat(self._relative(path), dir_fd=self.root_fd)
+        st = beneath.lstat(self.root_fd, self._relative(path))
         # One literal: the most frequent call of all (every lookup, and libfuse asks
         # again after each create and setattr).
         return {"st_mode": st.st_mode, "st_nlink": st.st_nlink, "st_size": st.st_size, "st_blocks": st.st_blocks,
@@ -83,9 +86,10 @@ class PassthroughView(View):
                 "st_atime": st.st_atime_ns, "st_mtime": st.st_mtime_ns, "st_ctime": st.st_ctime_ns}
 
     def readlink(self, path):
-        return os.readlink(self._relative(path), dir_fd=self.root_fd)
+        return beneath.readlink(self.root_fd, self._relative(path))
 
     def access(self, path, amode):
-        if not os.access(self._relative(path), amode, dir_fd=self.root_fd, follow_symlinks=False):
-            raise FuseOSError(errno.EACCES)
+        with beneath.parent(self.root_fd, self._relative(path)) as (folder, name):
+            if not os.access(name, amode, dir_fd=folder, follow_symlinks=False):
+                raise FuseOSError(errno.EACCES)
         return 0
