@@ -19,6 +19,7 @@ from gitfs.repo import remote as remote_ops
 from gitfs.repo.conflicts import ConflictLog
 from gitfs.repo.days import CommitDays, day_and_name
 from gitfs.repo.repository import Repository
+from gitfs.repo.rescue import saved_histories
 from gitfs.repo.versions import FileVersions
 from gitfs.router import Router
 from gitfs.routes import CONFLICTS_DIR, VERSIONS_DIR, build_routes
@@ -26,6 +27,7 @@ from gitfs.sync.cycle import OpenFiles, SyncCycle
 from gitfs.sync.fetch_worker import FetchWorker
 from gitfs.sync.jobs import CommitJob, PendingJobs
 from gitfs.sync.metrics import Metrics
+from gitfs.sync.read_only import ReadOnlyCycle
 from gitfs.sync.remote_link import RemoteLink
 from gitfs.sync.state import SyncState
 from gitfs.sync.status import ConflictRecorder, SyncStatus
@@ -69,16 +71,20 @@ class Mount:
         self.kernel = KernelCache(options.mount_point)
         repo.on_branch_moved = self._branch_moved
         self.status = SyncStatus(remote=remote_ops.redact_url(options.remote_url), branch=repo.branch,
-                                 pending=self.pending)
+                                 pending=self.pending, read_only=options.read_only, repo_path=repo.path)
         self.conflict_log = ConflictLog(repo)
         self.versions = FileVersions(repo)
         self.metrics = Metrics(pending=self.pending)
         remote = RemoteLink(repo, credentials, status=self.status, metrics=self.metrics)
-        cycle = SyncCycle(repo, self.state, self.jobs, remote, signature=self.signature,
-                          open_files=OpenFiles(paths=self.handles.open_paths, dirty_paths=self.handles.dirty_paths),
-                          conflicts=ConflictRecorder(self.conflict_log, self.status), metrics=self.metrics,
-                          kernel=WorktreeKernelCache(self.kernel, mount_prefix(options.current_path)))
-        self.sync_worker = SyncWorker(cycle, self.jobs, self.state, writers=self.handles.writers,
+        # A read-only mount follows the remote and never commits or pushes (read_only.py).
+        cycle_kind = ReadOnlyCycle if options.read_only else SyncCycle
+        self.cycle = cycle_kind(repo, self.state, self.jobs, remote, signature=self.signature,
+                                open_files=OpenFiles(paths=self.handles.open_paths,
+                                                     dirty_paths=self.handles.dirty_paths),
+                                conflicts=ConflictRecorder(self.conflict_log, self.status, saved_histories(repo)),
+                                metrics=self.metrics,
+                                kernel=WorktreeKernelCache(self.kernel, mount_prefix(options.current_path)))
+        self.sync_worker = SyncWorker(self.cycle, self.jobs, self.state, writers=self.handles.writers,
                                       dirty_open_paths=self.handles.dirty_paths, sync_timeout=options.sync_timeout,
                                       recover=recovered_jobs, final_seconds=UNMOUNT_PUSH_SECONDS)
         self.fetch_worker = FetchWorker(remote, self.state, fetch_timeout=options.fetch_timeout,
@@ -108,7 +114,8 @@ class Mount:
     def pending(self) -> dict:
         """What is not on the remote yet, for the status file."""
         return {"commits_not_pushed": self.repo.count_ahead(),
-                "changes_not_committed": len(self.jobs.paths() | set(self.handles.dirty_paths()))}
+                "changes_not_committed": len(self.jobs.paths() | set(self.handles.dirty_paths()))
+                + self.cycle.left_uncommitted}
 
     def start(self) -> None:
         """FUSE init: after any fork, so the threads live in the mounting process."""
