@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from helpers import git, read_status, run_gitfs, wait_for
+from helpers import git, read_status, run_gitfs, stage_files, wait_for
 from servers import GitDaemon
 
 
@@ -147,6 +147,40 @@ def test_conflicts_resolved_by_accept_mine_name_the_remote_commit_that_lost(remo
     result = gitfs_status(mount.path)
     assert result.returncode == 0
     assert "testing" in result.stdout and theirs[:10] in result.stdout
+
+
+def test_a_rewritten_remote_branch_is_reported_as_a_rescue(remote, mount_gitfs):
+    mount = mount_gitfs(remote, sync_timeout=0.2, fetch_timeout=0.3)
+    dropped = remote.commit({"dropped.txt": "soon rewritten away\n"}, "a commit the force-push drops")
+    wait_for(lambda: (mount.current / "dropped.txt").exists(), message="their commit in the mount")
+    # The other person rewrites the branch: their commit is dropped, another pushed with force.
+    git("reset", "-q", "--hard", "HEAD~1", cwd=remote.work)
+    stage_files(remote.work, {"rewritten.txt": "the new history\n"})
+    git("commit", "-q", "-m", "rewritten", cwd=remote.work)
+    git("push", "-q", "--force", "origin", remote.branch, cwd=remote.work)
+
+    state = wait_for(lambda: (lambda s: s if s["rescues"] else None)(read_status(mount)),
+                     message="the rescue in the status")
+    assert len(state["rescues"]) == 1, state["rescues"]
+    rescue = state["rescues"][0]
+    assert rescue["saved_commit"] == dropped
+    assert rescue["branch"].startswith("gitfs-rescue-")
+    assert time.strptime(rescue["time"], "%Y-%m-%dT%H:%M:%S%z")
+    assert git("rev-parse", rescue["branch"], cwd=mount.repo_path).strip() == dropped
+    assert state["repo_path"] == str(mount.repo_path)
+    assert state["conflicts"] == []  # a rescue is no conflict
+
+    result = gitfs_status(mount.path)
+    assert result.returncode == 0
+    lines = [line for line in result.stdout.splitlines() if line.startswith("rescue:")]
+    assert len(lines) == 1, result.stdout
+    assert rescue["branch"] in lines[0] and dropped[:10] in lines[0] and str(mount.repo_path) in lines[0]
+    assert "conflict" not in result.stdout
+    assert mount.stop() == 0
+
+    # The next mount still lists it: the branch in the clone is the record.
+    again = mount_gitfs(remote, repo_path=mount.repo_path)
+    assert [(r["branch"], r["saved_commit"]) for r in read_status(again)["rescues"]] == [(rescue["branch"], dropped)]
 
 
 # -- gitfs status ----------------------------------------------------------------------------
