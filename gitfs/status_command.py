@@ -69,7 +69,8 @@ def format_status(state: dict, mount_point: str = "MOUNTPOINT") -> str:
         lines.append(f"rescue:      the remote's branch was rewritten at {rescue['time']}; the local history "
                      f"before it (commit {rescue['saved_commit'][:10]}) is kept on branch {rescue['branch']}{clone}")
     if len(rescues) > RECENT_RESCUES:
-        lines.append(f"             and {len(rescues) - RECENT_RESCUES} earlier rescues (git branch --list 'gitfs-rescue-*')")
+        lines.append(f"             and {len(rescues) - RECENT_RESCUES} earlier rescues "
+                     "(git branch --list 'gitfs-rescue-*' in the clone)")
     return "\n".join(lines)
 
 

@@ -86,7 +86,8 @@ class Mount:
                                 kernel=WorktreeKernelCache(self.kernel, mount_prefix(options.current_path)))
         self.sync_worker = SyncWorker(self.cycle, self.jobs, self.state, writers=self.handles.writers,
                                       dirty_open_paths=self.handles.dirty_paths, sync_timeout=options.sync_timeout,
-                                      recover=recovered_jobs, final_seconds=UNMOUNT_PUSH_SECONDS)
+                                      recover=recovered_jobs, writing=self.handles.writing,
+                                      wait_released=self.handles.wait_released, final_seconds=UNMOUNT_PUSH_SECONDS)
         self.fetch_worker = FetchWorker(remote, self.state, fetch_timeout=options.fetch_timeout,
                                         idle_fetch_timeout=options.idle_fetch_timeout,
                                         on_remote_moved=self.sync_worker.wake)

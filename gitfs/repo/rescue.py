@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, cast
 
 import pygit2
 
@@ -50,5 +50,5 @@ def saved_histories(repo: Repository) -> list[Rescue]:
             timestamp = time.mktime(time.strptime(stamp, TIME_FORMAT))
         except ValueError:
             continue  # a branch someone named like ours: not one GitFS made
-        found.append(Rescue(name, ref.resolve().target, timestamp))
+        found.append(Rescue(name, cast(pygit2.Oid, ref.resolve().target), timestamp))  # a branch: an Oid
     return sorted(found, key=lambda rescue: (rescue.timestamp, rescue.branch))

@@ -92,19 +92,26 @@ class SyncCycle:
 
     # -- the cycle ----------------------------------------------------------------
 
-    def run(self, *, commit: bool = True, include_open: bool = False) -> CycleResult:
+    def run(self, *, commit: bool = True, include_open: bool = False, hold: Collection[str] = ()) -> CycleResult:
         """Commit the pending jobs (unless a file is being written: commit=False), then
-        bring the remote's changes in and push. RemoteError if the remote failed."""
+        bring the remote's changes in and push. Jobs for the paths in `hold` (files open
+        for writing: "/a/b") or above them stay pending. RemoteError if the remote failed."""
         committed = None
         if commit:
             with self.state.frozen():
-                committed = self.commit_pending(include_open=include_open)
-        result = self.sync_with_remote()
+                committed = self.commit_pending(include_open=include_open, hold=hold)
+        result = self.sync_with_remote(hold=hold)
         return dataclasses.replace(result, committed=committed)
 
-    def commit_pending(self, include_open: bool = False) -> Optional[pygit2.Oid]:
-        """Commit what the working tree holds for the pending jobs (caller holds frozen())."""
+    def commit_pending(self, include_open: bool = False, hold: Collection[str] = ()) -> Optional[pygit2.Oid]:
+        """Commit what the working tree holds for the pending jobs (caller holds frozen()),
+        but for the jobs that touch a path in `hold`: they stay pending."""
         jobs = self.jobs.take()
+        if hold:
+            open_paths = [path.strip("/") for path in hold]
+            touches = [any(_under(path, set(job_paths([job]))) for path in open_paths) for job in jobs]
+            self.jobs.give_back([job for job, held in zip(jobs, touches) if held])
+            jobs = [job for job, held in zip(jobs, touches) if not held]
         if include_open:  # release queues them again: committed once more if they change
             jobs += [CommitJob(f"Update {path}", add=(path.lstrip("/"),)) for path in self.open_files.dirty_paths()]
         index = self.repo.index()
@@ -155,7 +162,7 @@ class SyncCycle:
 
     # -- with the remote ----------------------------------------------------------
 
-    def sync_with_remote(self) -> CycleResult:
+    def sync_with_remote(self, hold: Collection[str] = ()) -> CycleResult:
         """fetch -> replay local commits on the remote's tip -> push; again on a push race."""
         conflicts: tuple[str, ...] = ()
         last_rejection: Optional[PushRejected] = None
@@ -163,7 +170,7 @@ class SyncCycle:
             remote_tip = self.remote.fetch()
             local_tip = self.repo.branch_tip()
             if remote_tip is not None and local_tip is not None and not self.repo.is_ancestor(remote_tip, local_tip):
-                integrated = self._integrate(remote_tip)
+                integrated = self._integrate(remote_tip, hold)
                 if integrated.waiting_for:
                     return integrated
                 conflicts += integrated.conflicts
@@ -183,11 +190,11 @@ class SyncCycle:
         self.remote.push_failed(error)
         raise error
 
-    def _integrate(self, remote_tip: pygit2.Oid) -> CycleResult:
+    def _integrate(self, remote_tip: pygit2.Oid, hold: Collection[str] = ()) -> CycleResult:
         """Bring the remote's commits into the branch and the working tree (accept mine);
         nothing while the remote's change touches an open file (see _bring_in)."""
         with self.state.frozen():
-            self.commit_pending()
+            self.commit_pending(hold=hold)
             local_tip = self.repo.branch_tip()
             known, self._known_remote = self._known_remote, remote_tip
             if local_tip is not None and known is not None and not self.repo.is_ancestor(known, remote_tip):

@@ -12,6 +12,7 @@ be shown without a merge commit, so they wait for a read-write mount too.
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from typing import Callable, Optional
 
 import pygit2
@@ -41,7 +42,7 @@ class ReadOnlyCycle(SyncCycle):
                         "for the next read-write mount to commit", len(self._leftovers), self.repo.path)
         return None
 
-    def run(self, *, commit: bool = True, include_open: bool = False) -> CycleResult:
+    def run(self, *, commit: bool = True, include_open: bool = False, hold: Collection[str] = ()) -> CycleResult:
         """Fetch, and fast-forward to the remote's tip if it is ahead. RemoteError if the fetch failed."""
         remote_tip = self.remote.fetch()
         local_tip = self.repo.branch_tip()

@@ -133,14 +133,19 @@ class CurrentView(PassthroughView):
         return 0
 
     def release(self, path, fh):
-        open_file = self.handles.pop(fh)
-        if open_file is None:
+        try:
+            open_file = self.handles.get(fh)
+        except KeyError:
             return 0
-        if open_file.fd is not None:
-            os.close(open_file.fd)
-        if open_file.change is not None:
-            # Named after the path at release: the file may have been renamed while open.
-            self._queue(f"{open_file.change} {open_file.path}", add=[open_file.path])
+        try:
+            if open_file.fd is not None:
+                os.close(open_file.fd)
+            if open_file.change is not None:
+                # Named after the path at release: the file may have been renamed while open.
+                self._queue(f"{open_file.change} {open_file.path}", add=[open_file.path])
+        finally:
+            # Last: a sync asked for now waits for this entry to go, and then finds the job.
+            self.handles.pop(fh)
         return 0
 
     # -- names ---------------------------------------------------------------------

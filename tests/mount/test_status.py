@@ -213,3 +213,31 @@ def test_sigusr1_syncs_now(remote, mount_gitfs):
     os.kill(mount.process.pid, signal.SIGUSR1)
     wait_for(lambda: "later.txt" in remote.files(), timeout=10, message="the second commit")
     assert mount.process.poll() is None
+
+
+def test_sigusr1_right_after_a_save_syncs_that_save(remote, mount_gitfs):
+    # close(2) returns before the kernel sends RELEASE: the signal often comes while the
+    # file still counts as open for writing and its change is not queued yet.
+    mount = mount_gitfs(remote, sync_timeout=30, fetch_timeout=60)
+    for serial in range(16):
+        name = f"saved{serial}.txt"
+        (mount.current / name).write_text(f"save {serial}\n")
+        os.kill(mount.process.pid, signal.SIGUSR1)
+        # sync_timeout=30 and a write every round: without the signal nothing is ever quiet enough.
+        wait_for(lambda name=name: name in remote.files(), timeout=10, message=f"{name} on the remote after SIGUSR1")
+        assert remote.show(name) == f"save {serial}\n".encode()
+
+
+def test_sigusr1_commits_what_was_saved_while_another_file_stays_open(remote, mount_gitfs):
+    mount = mount_gitfs(remote, sync_timeout=30, fetch_timeout=60)
+    with open(mount.current / "held-open.log", "w") as held:
+        held.write("half of it\n")
+        held.flush()
+        (mount.current / "saved.txt").write_text("saved\n")
+        os.kill(mount.process.pid, signal.SIGUSR1)
+        wait_for(lambda: "saved.txt" in remote.files(), timeout=20, message="the saved file after SIGUSR1")
+        assert "held-open.log" not in remote.files()  # still being written: it waits
+        held.write("the rest\n")
+    os.kill(mount.process.pid, signal.SIGUSR1)
+    wait_for(lambda: "held-open.log" in remote.files(), timeout=20, message="the file once closed")
+    assert remote.show("held-open.log") == b"half of it\nthe rest\n"
