@@ -23,6 +23,7 @@ class OpenFile:
     data: Any = None  # history: a views.commit.LazyBlob; the status file: its rendered bytes
     writable: bool = False
     change: Optional[str] = None  # "Created" or "Update": the commit owed at release; None if clean
+    other_names: tuple[str, ...] = ()  # the file's other names in its folder, told of each write
     opened_at: float = field(default_factory=time.monotonic)
 
 

@@ -69,6 +69,7 @@ class Mount:
         self.days = CommitDays(repo.branch_tip, repo.walk_commits, repo.is_ancestor,
                                moves=lambda: repo.branch_moves)
         self.kernel = KernelCache(options.mount_point)
+        self.worktree_kernel = WorktreeKernelCache(self.kernel, mount_prefix(options.current_path))
         repo.on_branch_moved = self._branch_moved
         self.status = SyncStatus(remote=remote_ops.redact_url(options.remote_url), branch=repo.branch,
                                  pending=self.pending, read_only=options.read_only, repo_path=repo.path)
@@ -83,7 +84,7 @@ class Mount:
                                                      dirty_paths=self.handles.dirty_paths),
                                 conflicts=ConflictRecorder(self.conflict_log, self.status, saved_histories(repo)),
                                 metrics=self.metrics,
-                                kernel=WorktreeKernelCache(self.kernel, mount_prefix(options.current_path)))
+                                kernel=self.worktree_kernel)
         self.sync_worker = SyncWorker(self.cycle, self.jobs, self.state, writers=self.handles.writers,
                                       dirty_open_paths=self.handles.dirty_paths, sync_timeout=options.sync_timeout,
                                       recover=recovered_jobs, writing=self.handles.writing,
@@ -171,6 +172,10 @@ class WorktreeKernelCache:
         relative = relative.strip("/")
         return f"{self.prefix}/{relative}" if relative else (self.prefix or "/")
 
+    def forget_attributes(self, paths: Collection[str]) -> None:
+        """views.links.KernelAttributes: paths of current/ ("/d/f") whose attributes changed."""
+        self.kernel.invalidate(self._mount_path(path) for path in paths)
+
     def changed(self, paths: Collection[str], removed: Collection[str]) -> None:
         gone = set(removed)
         # The highest removed paths only: forgetting a folder's name forgets all below it.
@@ -207,6 +212,7 @@ class Views:
         self.conflict_log = mount.conflict_log
         self.file_versions = mount.versions
         self.mount_time = mount.mount_time
+        self.worktree_kernel = mount.worktree_kernel
 
     def status(self) -> StatusView:
         files = {STATUS_FILE: self.sync_status.render, METRICS_FILE: self.metrics.render}
@@ -222,7 +228,8 @@ class Views:
     def current(self) -> CurrentView:
         extra = (self.options.history_path,) if not self.options.current_path else ()
         return CurrentView(self.owner, self.repo.workdir, self.handles, self.sync_state, self.jobs,
-                           max_size=self.options.max_size_bytes, extra_root_entries=extra)
+                           max_size=self.options.max_size_bytes, extra_root_entries=extra,
+                           kernel=self.worktree_kernel)
 
     def index(self) -> IndexView:
         return IndexView(self.owner, entries=[self.options.current_path, self.options.history_path],

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterable
 from typing import Optional
 
 from mfusepy import FuseOSError
@@ -22,19 +23,22 @@ from gitfs.sync.jobs import CommitJob, PendingJobs
 from gitfs.sync.state import SyncState
 from gitfs.views import keep
 from gitfs.views.base import Owner, is_write_open
+from gitfs.views.links import KernelAttributes, folder_of, lstat_or_none, same_file_names
 from gitfs.views.modes import apply_requested_mode, utime_ns
 from gitfs.views.passthrough import PassthroughView, refuse_non_utf8
 
 
 class CurrentView(PassthroughView):
     def __init__(self, owner: Owner, root: str, handles: HandleTable, sync_state: SyncState,
-                 jobs: PendingJobs, *, max_size: int | None, extra_root_entries: tuple[str, ...] = ()):
+                 jobs: PendingJobs, *, max_size: int | None, extra_root_entries: tuple[str, ...] = (),
+                 kernel: Optional[KernelAttributes] = None):
         super().__init__(owner, root)
         self.handles = handles
         self.sync_state = sync_state
         self.jobs = jobs
         self.max_size = max_size
         self.extra_root_entries = extra_root_entries
+        self.kernel = kernel  # told when a change through one name changes a file's other names
 
     # -- helpers ------------------------------------------------------------
 
@@ -44,6 +48,38 @@ class CurrentView(PassthroughView):
 
     def _queue(self, message: str, add=(), remove=()) -> None:
         self.jobs.put(CommitJob(message, tuple(p.lstrip("/") for p in add), tuple(p.lstrip("/") for p in remove)))
+
+    def _other_names(self, file: os.stat_result, folders: Iterable[str], besides: str) -> tuple[str, ...]:
+        """The names of `file` in `folders` ("/d", "" for the root) but `besides`, if the
+        kernel is to be told of them (links.py); () at once for a file with one name."""
+        if self.kernel is None or file.st_nlink < 2 or not stat.S_ISREG(file.st_mode):
+            return ()
+        others: list[str] = []
+        for folder in dict.fromkeys(folders):
+            try:
+                with self._folder(self._relative(folder or "/")) as folder_fd:
+                    others += [name for name in same_file_names(folder_fd, folder, file) if name != besides]
+            except OSError:
+                continue  # the folder went meanwhile: nothing of it is cached
+        return tuple(others)
+
+    def _other_names_changed(self, file: os.stat_result, folders: Iterable[str], besides: str) -> None:
+        """A change through the name `besides` changed `file`, which has (or had) other
+        names: the kernel forgets what it holds of those in `folders`, each cached apart."""
+        self._forget(self._other_names(file, folders, besides))
+
+    def _forget(self, names: tuple[str, ...]) -> None:
+        if names and self.kernel is not None:
+            self.kernel.forget_attributes(names)
+
+    def _written(self, path: str, fd: int, flags: int) -> OpenFile:
+        """The handle of a file opened for writing. A file with other names in its folder
+        keeps them: each write through this one changes what they show (links.py)."""
+        others = self._other_names(os.fstat(fd), [folder_of(path)], path) if self.kernel is not None else ()
+        if flags & os.O_TRUNC:
+            self._forget(others)
+        return OpenFile(path, fd=fd, writable=True, change="Update" if flags & os.O_TRUNC else None,
+                        other_names=others)
 
     # -- reading --------------------------------------------------------------
 
@@ -71,9 +107,7 @@ class CurrentView(PassthroughView):
             with self.sync_state.mutation():
                 # The kernel gives append offsets: O_APPEND would write them at the end again.
                 fd = os.open(relative, flags & ~os.O_APPEND, dir_fd=self.root_fd)
-                truncated = bool(flags & os.O_TRUNC)
-                return self.handles.add(OpenFile(path, fd=fd, writable=True,
-                                                 change="Update" if truncated else None))
+                return self.handles.add(self._written(path, fd, flags))
         with self.sync_state.mutation(changes=False):  # not while remote changes are applied
             return self.handles.add(OpenFile(path, fd=os.open(relative, flags, dir_fd=self.root_fd)))
 
@@ -100,8 +134,7 @@ class CurrentView(PassthroughView):
                 if flags & os.O_EXCL:
                     raise
                 fd = os.open(relative, flags & ~os.O_CREAT, dir_fd=self.root_fd)  # made meanwhile
-                change = "Update" if flags & os.O_TRUNC else None
-                return self.handles.add(OpenFile(path, fd=fd, writable=True, change=change))
+                return self.handles.add(self._written(path, fd, flags))
             apply_requested_mode(fd, mode)
             return self.handles.add(OpenFile(path, fd=fd, writable=True, change="Created"))
 
@@ -111,6 +144,7 @@ class CurrentView(PassthroughView):
         with self.sync_state.mutation():
             written = os.pwrite(self._fd(fh), data, offset)
             open_file.change = "Update"
+        self._forget(open_file.other_names)
         return written
 
     def truncate(self, path, length, fh=None):
@@ -120,9 +154,11 @@ class CurrentView(PassthroughView):
             fd = os.open(relative, os.O_WRONLY, dir_fd=self.root_fd)  # truncate(2) has no *at form
             try:
                 os.ftruncate(fd, length)
+                file = os.fstat(fd)
             finally:
                 os.close(fd)
             self._queue(f"Update {path}", add=[path])
+        self._other_names_changed(file, [folder_of(path)], besides=path)
 
     def flush(self, path, fh):
         return 0
@@ -153,8 +189,10 @@ class CurrentView(PassthroughView):
     def unlink(self, path):
         relative = self._relative(path)
         with self.sync_state.mutation():
+            file = os.lstat(relative, dir_fd=self.root_fd)
             os.unlink(relative, dir_fd=self.root_fd)
             self._queue(f"Deleted {path}", remove=[path])
+        self._other_names_changed(file, [folder_of(path)], besides=path)  # one link fewer, a new ctime
 
     def mkdir(self, path, mode):
         relative = self._new_name(path)
@@ -183,6 +221,7 @@ class CurrentView(PassthroughView):
         old_relative, new_relative = self._relative(old), self._new_name(new)
         with self.sync_state.mutation():
             cleared = self._clear_placeholder_of_empty_target(old_relative, new_relative)
+            replaced = lstat_or_none(new_relative, self.root_fd) if self.kernel is not None else None
             try:
                 os.rename(old_relative, new_relative, src_dir_fd=self.root_fd, dst_dir_fd=self.root_fd)
             except OSError:
@@ -192,6 +231,11 @@ class CurrentView(PassthroughView):
                 raise
             self.handles.rename(old, new)
             self._queue(f"Rename {old} to {new}", add=[new], remove=[old])
+        if self.kernel is not None:
+            folders = [folder_of(old), folder_of(new)]
+            if replaced is not None:  # the file renamed over lost a link
+                self._other_names_changed(replaced, folders, besides=new)
+            self._other_names_changed(os.lstat(new_relative, dir_fd=self.root_fd), folders, besides=new)
 
     def _clear_placeholder_of_empty_target(self, old_relative: str, new_relative: str) -> bool:
         """A folder holding only the placeholder is empty: renaming a folder over it must work.
@@ -224,6 +268,10 @@ class CurrentView(PassthroughView):
             os.link(source_relative, target_relative, src_dir_fd=self.root_fd, dst_dir_fd=self.root_fd,
                     follow_symlinks=False)
             self._queue(f"Create link to {source} for {target}", add=[target])
+            file = os.lstat(target_relative, dir_fd=self.root_fd)
+        # The kernel learns the new name from this call; the source and any other name it
+        # had show one link more from now on.
+        self._other_names_changed(file, [folder_of(source), folder_of(target)], besides=target)
 
     def mknod(self, path, mode, dev):
         if not stat.S_ISREG(mode):
@@ -250,6 +298,7 @@ class CurrentView(PassthroughView):
             # nothing to commit (tar x sets every file's mode, mostly to what it is).
             if not stat.S_ISDIR(st.st_mode) and (st.st_mode ^ mode) & stat.S_IXUSR:
                 self._queue(f"Chmod to {stat.S_IMODE(mode):04o} on {path}", add=[path])
+        self._other_names_changed(st, [folder_of(path)], besides=path)
 
     def chown(self, path, uid, gid):
         # Git records no owner; every file shows the `user`/`group` options. A missing
@@ -264,4 +313,6 @@ class CurrentView(PassthroughView):
             os.utime(relative, dir_fd=self.root_fd, follow_symlinks=False)
         else:
             os.utime(relative, ns=ns, dir_fd=self.root_fd, follow_symlinks=False)
+        if self.kernel is not None:
+            self._other_names_changed(os.lstat(relative, dir_fd=self.root_fd), [folder_of(path)], besides=path)
         return 0
