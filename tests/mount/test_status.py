@@ -176,6 +176,8 @@ def test_a_rewritten_remote_branch_is_reported_as_a_rescue(remote, mount_gitfs):
     assert len(lines) == 1, result.stdout
     assert rescue["branch"] in lines[0] and dropped[:10] in lines[0] and str(mount.repo_path) in lines[0]
     assert "conflict" not in result.stdout
+    # The local work (here: their dropped commit, which the mount had) is replayed and pushed.
+    wait_for(lambda: {"dropped.txt", "rewritten.txt"} <= set(remote.files()), message="the replayed commit")
     assert mount.stop() == 0
 
     # The next mount still lists it: the branch in the clone is the record.
