@@ -173,8 +173,9 @@ class WorktreeKernelCache:
         return f"{self.prefix}/{relative}" if relative else (self.prefix or "/")
 
     def forget_attributes(self, paths: Collection[str]) -> None:
-        """views.links.KernelAttributes: paths of current/ ("/d/f") whose attributes changed."""
-        self.kernel.invalidate(self._mount_path(path) for path in paths)
+        """views.links.KernelAttributes (from a FUSE call): paths of current/ ("/d/f") whose
+        attributes changed."""
+        self.kernel.invalidate_while_serving([self._mount_path(path) for path in paths])
 
     def changed(self, paths: Collection[str], removed: Collection[str]) -> None:
         gone = set(removed)

@@ -19,7 +19,8 @@ from typing import Optional, Protocol
 
 class KernelAttributes(Protocol):
     def forget_attributes(self, paths: Collection[str]) -> None:
-        """The kernel forgets the attributes and pages it holds of these paths of current/ ("/d/f")."""
+        """The kernel forgets the attributes and pages it holds of these paths of current/
+        ("/d/f"); called while serving a FUSE call."""
         ...
 
 
