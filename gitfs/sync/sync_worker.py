@@ -124,8 +124,7 @@ class SyncWorker(threading.Thread):
         # A file written while open owes a commit too (after the open-file bound).
         if not (self.jobs or self._owed or (open_too_long and self.dirty_open_paths())):
             return False
-        if not forced and (self.state.quiet_for() < self.sync_timeout
-                                          or self.clock() < self._retry_at):
+        if not forced and (self.state.quiet_for() < self.sync_timeout or self.clock() < self._retry_at):
             return False
         # No commit while a file is open for writing, unless it has been open too long;
         # the remote's changes are brought in meanwhile.
