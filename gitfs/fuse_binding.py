@@ -160,10 +160,15 @@ class GitFSFUSE(mfusepy.FUSE):
 
 class KernelCache:
     """What the kernel caches of the mount, told about the changes GitFS makes behind
-    its back (libfuse 3's notifications, from a thread that serves no FUSE request).
+    its back (libfuse 3's notifications, from a thread that serves no FUSE request,
+    but for invalidate_while_serving).
 
     - invalidate(paths): drops the attributes and cached pages of each mount path
       (`fuse_invalidate_path`); a path the kernel does not know is skipped.
+    - invalidate_while_serving(paths): the same from a FUSE call, for what a change
+      through one name changed under the file's other names (views/links.py). The
+      kernel takes no folder or inode lock for it (only the other names' pages), so the
+      call may make it.
     - forget_entries(parents, removed): drops the kernel's name entry (dentry) of each
       removed path (`fuse_lowlevel_notify_inval_entry`, which needs the parent folder's
       node id: `parents` maps a parent's mount path to its st_ino, which is the node id
@@ -227,6 +232,17 @@ class KernelCache:
                 return
             for path in paths:
                 self._invalidate_path(self._fuse, path.encode("utf-8", "surrogateescape"))
+
+    def invalidate_while_serving(self, paths: Iterable[str]) -> None:
+        """invalidate(), from a FUSE call of this mount: the session lives at least as long
+        as the call, so no lock is taken. Taking it could deadlock: the sync worker holds
+        it while the kernel waits, in forget_entries, for a folder's lock that the program
+        whose call this is may hold (a `ln` in that folder) until the call answers."""
+        fuse = self._fuse
+        if fuse is None or self._invalidate_path is None:
+            return
+        for path in paths:
+            self._invalidate_path(fuse, path.encode("utf-8", "surrogateescape"))
 
     def forget_entries(self, parents: dict[str, int], removed: Iterable[str]) -> None:
         with self._lock:

@@ -2,6 +2,8 @@
 
 The sync worker asks it how many files are open for writing, since how long,
 and which of them hold unsaved changes; FUSE threads add and remove entries.
+A sync asked for now (SIGUSR1, unmount) waits for the files open for writing at
+that moment to be released: close(2) returns before the kernel sends RELEASE.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -20,12 +23,13 @@ class OpenFile:
     data: Any = None  # history: a views.commit.LazyBlob; the status file: its rendered bytes
     writable: bool = False
     change: Optional[str] = None  # "Created" or "Update": the commit owed at release; None if clean
+    other_names: tuple[str, ...] = ()  # the file's other names in its folder, told of each write
     opened_at: float = field(default_factory=time.monotonic)
 
 
 class HandleTable:
     def __init__(self):
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()  # notified when an entry goes
         self._files: dict[int, OpenFile] = {}
         self._numbers = itertools.count(1)
 
@@ -40,7 +44,18 @@ class HandleTable:
 
     def pop(self, number: int) -> Optional[OpenFile]:
         with self._lock:
+            self._lock.notify_all()
             return self._files.pop(number, None)
+
+    def writing(self) -> dict[int, str]:
+        """{number: path} of the files open for writing now."""
+        with self._lock:
+            return {number: f.path for number, f in self._files.items() if f.writable}
+
+    def wait_released(self, numbers: Collection[int], timeout: float) -> bool:
+        """Wait (at most timeout) until none of these files is open; False if some still are."""
+        with self._lock:
+            return self._lock.wait_for(lambda: not any(number in self._files for number in numbers), timeout)
 
     def writers(self, counts: Callable[[str], bool] = lambda path: True) -> tuple[int, float]:
         """(files open for writing, seconds the oldest of them has been open), of the

@@ -31,6 +31,8 @@ MOUNT_WORDS = {
 MOUNT_WORD_PREFIXES = ("x-systemd.", "x-", "comment=")
 
 ALIASES = {"merge_timeout": "sync_timeout", "key": "ssh_key"}
+# Documented options whose field has another name: `ro` (a mount word too) sets read_only.
+WORD_OPTIONS = {"ro": "read_only"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,8 +140,10 @@ def parse_options(remote_url: str, mount_point: str, option_strings: list[str]) 
         for item in split_option_string(text):
             name, has_value, raw = item.partition("=")
             name = name.strip()
-            if not has_value and name in MOUNT_WORDS and name not in _FIELDS or name in ("rw", "ro"):
-                read_only = read_only or name == "ro"
+            if name == "ro":  # wherever it comes, a later `rw` (fstab's defaults) does not undo it
+                read_only = read_only or (_convert(name, raw, bool) if has_value else True)
+                continue
+            if not has_value and name in MOUNT_WORDS and name not in _FIELDS or name == "rw":
                 continue
             if name.startswith(MOUNT_WORD_PREFIXES):
                 continue

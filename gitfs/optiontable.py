@@ -52,6 +52,9 @@ OPTIONS = (
               "never commit the temporary, lock and backup files of editors and office suites, nor desktop "
               "litter (the default rules); `false` turns them off"),
     OptionDoc("max_open_files", "N", "`-1`", "the daemon's `RLIMIT_NOFILE` (`-1` leaves it)"),
+    OptionDoc("ro", "", "`false`",
+              "read-only mount: the kernel refuses every write; GitFS still fetches and shows the remote's "
+              "changes, and never commits or pushes (changes left in the clone wait for a read-write mount)"),
     OptionDoc("current_path", "NAME", "`current`",
               "name of the working tree folder; `/` puts the tree at the root"),
     OptionDoc("history_path", "NAME", "`history`", "name of the history folder"),
@@ -79,7 +82,7 @@ OPTIONS = (
 )
 
 MOUNT_WORDS_TEXT = ("Standard mount words (`rw`, `ro`, `nofail`, `_netdev`, `noauto`, `x-systemd.*`, ...) are "
-                    "accepted so that fstab lines work; `ro` makes the whole mount read-only.")
+                    "accepted so that fstab lines work; of them only `ro` changes anything (see above).")
 
 
 def plain(text: str) -> str:

@@ -35,10 +35,10 @@ log = logging.getLogger(__name__)
 # attributes and pages of exactly the paths it changed), and new commits (history/
 # and the days they land in). No negative caching: GitFS does not track the names
 # the kernel found missing, and a name that appears remotely must show at once.
-# Not invalidated, so stale up to ATTR_TIMEOUT: the attributes and cached pages of
-# a file's other hard link after a write through one name (libfuse's high-level API
-# gives each name its own node), and the size shown by `stat .gitfs/status` (read with
-# direct_io, so its content is always current).
+# A change through one name of a hard link invalidates the file's other names in the
+# same folder (views/links.py: libfuse's high-level API gives each name its own node).
+# Not invalidated, so stale up to ATTR_TIMEOUT: its names in other folders, and the size
+# shown by `stat .gitfs/status` (read with direct_io, so its content is always current).
 ENTRY_TIMEOUT = 3600.0
 ATTR_TIMEOUT = 3600.0
 NEGATIVE_TIMEOUT = 0.0

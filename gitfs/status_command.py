@@ -9,6 +9,7 @@ from gitfs.errors import FatalError
 from gitfs.routes import CONFLICTS_DIR, STATUS_DIR
 
 RECENT_CONFLICTS = 10  # shown one per line; the status file has up to 50, .gitfs/conflicts/ more
+RECENT_RESCUES = 5  # likewise; the branches themselves stay in the clone
 
 
 def _result(entry) -> str:
@@ -27,6 +28,10 @@ def _summary(state: dict) -> str:
     not_pushed, not_committed = pending.get("commits_not_pushed", 0), pending.get("changes_not_committed", 0)
     failing = [what for what in ("fetch", "push")
                if (state.get(f"last_{what}") or {}).get("result") == "failed"]
+    if state.get("read_only"):
+        if "fetch" in failing:
+            return "state:       read-only; fetch failing, retried (nothing is committed or pushed)"
+        return "state:       read-only; follows the remote (nothing is committed or pushed)"
     if failing:
         return f"state:       {' and '.join(failing)} failing; changes are kept locally and retried"
     if not_pushed or not_committed:
@@ -42,7 +47,8 @@ def format_status(state: dict, mount_point: str = "MOUNTPOINT") -> str:
         f"last fetch:  {_result(state.get('last_fetch'))}",
         f"last push:   {_result(state.get('last_push'))}",
         f"pending:     {_count(pending.get('commits_not_pushed', 0), 'commit')} not pushed, "
-        f"{_count(pending.get('changes_not_committed', 0), 'change')} not committed",
+        f"{_count(pending.get('changes_not_committed', 0), 'change')} not committed"
+        + (" (left for a read-write mount)" if state.get("read_only") else ""),
     ]
     error = state.get("last_error")
     if error:
@@ -57,6 +63,14 @@ def format_status(state: dict, mount_point: str = "MOUNTPOINT") -> str:
     if len(conflicts) > RECENT_CONFLICTS:
         lines.append(f"             and {len(conflicts) - RECENT_CONFLICTS} earlier conflicts: "
                      f"{os.path.join(mount_point, STATUS_DIR, CONFLICTS_DIR)}/")
+    rescues = state.get("rescues", [])
+    for rescue in rescues[-RECENT_RESCUES:]:
+        clone = f" of the clone {state['repo_path']}" if state.get("repo_path") else " of the clone"
+        lines.append(f"rescue:      the remote's branch was rewritten at {rescue['time']}; the local history "
+                     f"before it (commit {rescue['saved_commit'][:10]}) is kept on branch {rescue['branch']}{clone}")
+    if len(rescues) > RECENT_RESCUES:
+        lines.append(f"             and {len(rescues) - RECENT_RESCUES} earlier rescues "
+                     "(git branch --list 'gitfs-rescue-*' in the clone)")
     return "\n".join(lines)
 
 

@@ -20,6 +20,7 @@ from gitfs.repo.conflicts import ConflictLog
 from gitfs.repo.days import CommitDays, day_and_name
 from gitfs.repo.ignore import IgnoreRules
 from gitfs.repo.repository import Repository
+from gitfs.repo.rescue import saved_histories
 from gitfs.repo.versions import FileVersions
 from gitfs.router import Router
 from gitfs.routes import CONFLICTS_DIR, VERSIONS_DIR, build_routes
@@ -27,6 +28,7 @@ from gitfs.sync.cycle import OpenFiles, SyncCycle
 from gitfs.sync.fetch_worker import FetchWorker
 from gitfs.sync.jobs import CommitJob, PendingJobs
 from gitfs.sync.metrics import Metrics
+from gitfs.sync.read_only import ReadOnlyCycle
 from gitfs.sync.remote_link import RemoteLink
 from gitfs.sync.state import SyncState
 from gitfs.sync.status import ConflictRecorder, SyncStatus
@@ -68,21 +70,26 @@ class Mount:
         self.days = CommitDays(repo.branch_tip, repo.walk_commits, repo.is_ancestor,
                                moves=lambda: repo.branch_moves)
         self.kernel = KernelCache(options.mount_point)
+        self.worktree_kernel = WorktreeKernelCache(self.kernel, mount_prefix(options.current_path))
         repo.on_branch_moved = self._branch_moved
         self.status = SyncStatus(remote=remote_ops.redact_url(options.remote_url), branch=repo.branch,
-                                 pending=self.pending)
+                                 pending=self.pending, read_only=options.read_only, repo_path=repo.path)
         self.conflict_log = ConflictLog(repo)
         self.versions = FileVersions(repo)
         self.metrics = Metrics(pending=self.pending)
         remote = RemoteLink(repo, credentials, status=self.status, metrics=self.metrics)
-        cycle = SyncCycle(repo, self.state, self.jobs, remote, signature=self.signature,
-                          open_files=OpenFiles(paths=self.handles.open_paths, dirty_paths=self.handles.dirty_paths),
-                          conflicts=ConflictRecorder(self.conflict_log, self.status), metrics=self.metrics,
-                          kernel=WorktreeKernelCache(self.kernel, mount_prefix(options.current_path)),
-                          ignore_rules=ignore_rules)
-        self.sync_worker = SyncWorker(cycle, self.jobs, self.state, writers=self.writers,
+        # A read-only mount follows the remote and never commits or pushes (read_only.py).
+        cycle_kind = ReadOnlyCycle if options.read_only else SyncCycle
+        self.cycle = cycle_kind(repo, self.state, self.jobs, remote, signature=self.signature,
+                                open_files=OpenFiles(paths=self.handles.open_paths,
+                                                     dirty_paths=self.handles.dirty_paths),
+                                conflicts=ConflictRecorder(self.conflict_log, self.status, saved_histories(repo)),
+                                metrics=self.metrics,
+                                kernel=self.worktree_kernel, ignore_rules=ignore_rules)
+        self.sync_worker = SyncWorker(self.cycle, self.jobs, self.state, writers=self.writers,
                                       dirty_open_paths=self.handles.dirty_paths, sync_timeout=options.sync_timeout,
-                                      recover=recovered_jobs, final_seconds=UNMOUNT_PUSH_SECONDS)
+                                      recover=recovered_jobs, writing=self.writing,
+                                      wait_released=self.handles.wait_released, final_seconds=UNMOUNT_PUSH_SECONDS)
         self.fetch_worker = FetchWorker(remote, self.state, fetch_timeout=options.fetch_timeout,
                                         idle_fetch_timeout=options.idle_fetch_timeout,
                                         on_remote_moved=self.sync_worker.wake)
@@ -110,6 +117,10 @@ class Mount:
         ignored folder, holds nothing back."""
         return self.handles.writers(counts=self.repo.would_commit)
 
+    def writing(self) -> dict[int, str]:
+        """The files open for writing that a sync asked for now waits for: the same ones."""
+        return {number: path for number, path in self.handles.writing().items() if self.repo.would_commit(path)}
+
     def signature(self) -> pygit2.Signature:
         return pygit2.Signature(self.options.commiter_name, self.options.commiter_email)
 
@@ -117,7 +128,7 @@ class Mount:
         """What is not on the remote yet, for the status file (an ignored file never will be)."""
         changed = self.jobs.paths() | {path.strip("/") for path in self.handles.dirty_paths()}
         return {"commits_not_pushed": self.repo.count_ahead(),
-                "changes_not_committed": len(self.repo.committable(changed))}
+                "changes_not_committed": len(self.repo.committable(changed)) + self.cycle.left_uncommitted}
 
     def start(self) -> None:
         """FUSE init: after any fork, so the threads live in the mounting process."""
@@ -172,6 +183,11 @@ class WorktreeKernelCache:
         relative = relative.strip("/")
         return f"{self.prefix}/{relative}" if relative else (self.prefix or "/")
 
+    def forget_attributes(self, paths: Collection[str]) -> None:
+        """views.links.KernelAttributes (from a FUSE call): paths of current/ ("/d/f") whose
+        attributes changed."""
+        self.kernel.invalidate_while_serving([self._mount_path(path) for path in paths])
+
     def changed(self, paths: Collection[str], removed: Collection[str]) -> None:
         gone = set(removed)
         # The highest removed paths only: forgetting a folder's name forgets all below it.
@@ -208,6 +224,7 @@ class Views:
         self.conflict_log = mount.conflict_log
         self.file_versions = mount.versions
         self.mount_time = mount.mount_time
+        self.worktree_kernel = mount.worktree_kernel
 
     def status(self) -> StatusView:
         files = {STATUS_FILE: self.sync_status.render, METRICS_FILE: self.metrics.render}
@@ -223,7 +240,8 @@ class Views:
     def current(self) -> CurrentView:
         extra = (self.options.history_path,) if not self.options.current_path else ()
         return CurrentView(self.owner, self.repo.workdir, self.handles, self.sync_state, self.jobs,
-                           max_size=self.options.max_size_bytes, extra_root_entries=extra)
+                           max_size=self.options.max_size_bytes, extra_root_entries=extra,
+                           kernel=self.worktree_kernel)
 
     def index(self) -> IndexView:
         return IndexView(self.owner, entries=[self.options.current_path, self.options.history_path],

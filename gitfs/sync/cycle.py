@@ -22,7 +22,8 @@ from gitfs.repo.accept_mine import replay_local_commits
 from gitfs.repo.errors import PushRejected, RemoteError
 from gitfs.repo.ignore import IgnoreRules, is_gitignore
 from gitfs.repo.repository import Repository
-from gitfs.repo.worktree import WorktreeKernelView, apply_changes, tree_changes
+from gitfs.repo.rescue import save_local_history
+from gitfs.repo.worktree import TreeChanges, WorktreeKernelView, apply_changes, tree_changes
 from gitfs.sync.jobs import CommitJob, PendingJobs, batch_message, describe_batch, job_paths
 from gitfs.sync.metrics import Metrics
 from gitfs.sync.remote_link import RemoteLink
@@ -33,8 +34,11 @@ log = logging.getLogger(__name__)
 PUSH_RACE_RETRIES = 5
 
 
-class ConflictReport(Protocol):
+class MergeReport(Protocol):
+    """Where the cycle reports what the merge with the remote's changes kept and saved."""
+
     def conflicts(self, paths: list[str], remote_commit: pygit2.Oid) -> None: ...
+    def rescued(self, branch: str, saved: pygit2.Oid, *, timestamp: Optional[float] = None) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,15 @@ class CycleResult:
 
 
 @dataclass(frozen=True)
+class Applied:
+    """What _bring_in changed in the working tree, or the open files it waits for."""
+
+    paths: set[str] = dataclasses.field(default_factory=set)  # every path changed
+    removed: list[str] = dataclasses.field(default_factory=list)  # removed or replaced (apply_changes)
+    waiting_for: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class OpenFiles:
     """What the cycle needs to know of the files open in current/."""
 
@@ -60,7 +73,7 @@ class OpenFiles:
 class SyncCycle:
     def __init__(self, repo: Repository, state: SyncState, jobs: PendingJobs, remote: RemoteLink, *,
                  signature: Callable[[], pygit2.Signature], open_files: OpenFiles,
-                 conflicts: Optional[ConflictReport] = None, metrics: Optional[Metrics] = None,
+                 conflicts: Optional[MergeReport] = None, metrics: Optional[Metrics] = None,
                  kernel: Optional[WorktreeKernelView] = None, ignore_rules: Optional[IgnoreRules] = None):
         self.repo = repo
         self.state = state
@@ -74,21 +87,33 @@ class SyncCycle:
         self.ignore_rules = ignore_rules  # follows the negations of the .gitignore files
         self._known_remote = repo.remote_tip()  # the remote's tip as this mount last saw it
 
+    @property
+    def left_uncommitted(self) -> int:
+        """Changes on disk left uncommitted on purpose (a read-only mount's: read_only.py)."""
+        return 0
+
     # -- the cycle ----------------------------------------------------------------
 
-    def run(self, *, commit: bool = True, include_open: bool = False) -> CycleResult:
+    def run(self, *, commit: bool = True, include_open: bool = False, hold: Collection[str] = ()) -> CycleResult:
         """Commit the pending jobs (unless a file is being written: commit=False), then
-        bring the remote's changes in and push. RemoteError if the remote failed."""
+        bring the remote's changes in and push. Jobs for the paths in `hold` (files open
+        for writing: "/a/b") or above them stay pending. RemoteError if the remote failed."""
         committed = None
         if commit:
             with self.state.frozen():
-                committed = self.commit_pending(include_open=include_open)
-        result = self.sync_with_remote()
+                committed = self.commit_pending(include_open=include_open, hold=hold)
+        result = self.sync_with_remote(hold=hold)
         return dataclasses.replace(result, committed=committed)
 
-    def commit_pending(self, include_open: bool = False) -> Optional[pygit2.Oid]:
-        """Commit what the working tree holds for the pending jobs (caller holds frozen())."""
+    def commit_pending(self, include_open: bool = False, hold: Collection[str] = ()) -> Optional[pygit2.Oid]:
+        """Commit what the working tree holds for the pending jobs (caller holds frozen()),
+        but for the jobs that touch a path in `hold`: they stay pending."""
         jobs = self.jobs.take()
+        if hold:
+            open_paths = [path.strip("/") for path in hold]
+            touches = [any(_under(path, set(job_paths([job]))) for path in open_paths) for job in jobs]
+            self.jobs.give_back([job for job, held in zip(jobs, touches) if held])
+            jobs = [job for job, held in zip(jobs, touches) if not held]
         if include_open:  # release queues them again: committed once more if they change
             jobs += [CommitJob(f"Update {path}", add=(path.lstrip("/"),)) for path in self.open_files.dirty_paths()]
         self._follow_gitignores(job_paths(jobs))
@@ -148,7 +173,7 @@ class SyncCycle:
 
     # -- with the remote ----------------------------------------------------------
 
-    def sync_with_remote(self) -> CycleResult:
+    def sync_with_remote(self, hold: Collection[str] = ()) -> CycleResult:
         """fetch -> replay local commits on the remote's tip -> push; again on a push race."""
         conflicts: tuple[str, ...] = ()
         last_rejection: Optional[PushRejected] = None
@@ -156,7 +181,7 @@ class SyncCycle:
             remote_tip = self.remote.fetch()
             local_tip = self.repo.branch_tip()
             if remote_tip is not None and local_tip is not None and not self.repo.is_ancestor(remote_tip, local_tip):
-                integrated = self._integrate(remote_tip)
+                integrated = self._integrate(remote_tip, hold)
                 if integrated.waiting_for:
                     return integrated
                 conflicts += integrated.conflicts
@@ -176,16 +201,12 @@ class SyncCycle:
         self.remote.push_failed(error)
         raise error
 
-    def _integrate(self, remote_tip: pygit2.Oid) -> CycleResult:
-        """Bring the remote's commits into the branch and the working tree (accept mine).
-
-        A file open in current/ is never changed under a program: the kernel would
-        mix cached pages of both versions. If the remote's change touches one,
-        nothing is applied and the result names the files to wait for."""
+    def _integrate(self, remote_tip: pygit2.Oid, hold: Collection[str] = ()) -> CycleResult:
+        """Bring the remote's commits into the branch and the working tree (accept mine);
+        nothing while the remote's change touches an open file (see _bring_in)."""
         with self.state.frozen():
-            self.commit_pending()
+            self.commit_pending(hold=hold)
             local_tip = self.repo.branch_tip()
-            git = self.repo.git
             known, self._known_remote = self._known_remote, remote_tip
             if local_tip is not None and known is not None and not self.repo.is_ancestor(known, remote_tip):
                 self._rescue(local_tip, remote_tip)
@@ -194,22 +215,10 @@ class SyncCycle:
             if local_tip is not None:
                 result = replay_local_commits(self.repo, local_tip, remote_tip, self.signature())
                 replay_tip, conflicts = result.tip, result.conflicts
-            old_tree = git[local_tip].tree.id if local_tip is not None else None
-            changes = tree_changes(self.repo, old_tree, git[replay_tip].tree.id)
-            busy = changes.paths() & {path.lstrip("/") for path in self.open_files.paths()}
-            if busy:
-                log.info("the remote changed open files (%s); applying once they are closed",
-                         ", ".join(sorted(busy)))
-                return CycleResult(waiting_for=tuple(sorted(busy)))
-            # Working tree first, then the ref: a crash in between leaves changes
-            # that the next mount commits again as local ones (they match the remote's).
-            removed = apply_changes(self.repo, changes)
-            self.repo.set_branch_tip(replay_tip, "gitfs: accept mine")
-            self._follow_gitignores(changes.paths())
-        if self.kernel is not None:
-            # Outside frozen(): telling the kernel takes its lock of each parent folder,
-            # which a FUSE call in that folder may hold while it waits for frozen() to end.
-            self.kernel.changed(changes.paths(), removed)
+            applied = self._bring_in(local_tip, replay_tip, "gitfs: accept mine")
+            if applied.waiting_for:
+                return CycleResult(waiting_for=applied.waiting_for)
+        self._tell_kernel(applied)
         if conflicts:
             log.warning("conflicts resolved with the local version: %s", ", ".join(conflicts))
             if self.metrics is not None:
@@ -218,19 +227,48 @@ class SyncCycle:
                 self.conflict_report.conflicts(conflicts, remote_tip)
         return CycleResult(conflicts=tuple(conflicts))
 
+    def _bring_in(self, old_tip: Optional[pygit2.Oid], new_tip: pygit2.Oid, message: str, *,
+                  keep: Collection[str] = ()) -> Applied:
+        """Move the working tree and then the branch from old_tip to new_tip (caller holds
+        frozen()); the paths in `keep`, and below them, stay as the working tree has them.
+
+        A file open in current/ is never changed under a program: the kernel would mix
+        cached pages of both versions. If the change touches one, nothing is applied
+        and the result names the files to wait for."""
+        git = self.repo.git
+        old_tree = git[old_tip].tree.id if old_tip is not None else None
+        changes = tree_changes(self.repo, old_tree, git[new_tip].tree.id)
+        if keep:
+            kept = set(keep)
+            changes = TreeChanges([entry for entry in changes.deletions if not _under(entry.path, kept)],
+                                  [entry for entry in changes.writes if not _under(entry.path, kept)])
+        busy = changes.paths() & {path.lstrip("/") for path in self.open_files.paths()}
+        if busy:
+            log.info("the remote changed open files (%s); applying once they are closed", ", ".join(sorted(busy)))
+            return Applied(waiting_for=tuple(sorted(busy)))
+        # Working tree first, then the ref: a crash in between leaves changes
+        # that the next mount commits again as local ones (they match the remote's).
+        removed = apply_changes(self.repo, changes)
+        self.repo.set_branch_tip(new_tip, message)
+        self._follow_gitignores(changes.paths())
+        return Applied(paths=changes.paths(), removed=removed)
+
+    def _tell_kernel(self, applied: Applied) -> None:
+        # Outside frozen(): telling the kernel takes its lock of each parent folder,
+        # which a FUSE call in that folder may hold while it waits for frozen() to end.
+        if self.kernel is not None:
+            self.kernel.changed(applied.paths, applied.removed)
+
     def _rescue(self, local_tip: pygit2.Oid, remote_tip: pygit2.Oid) -> None:
         """The remote's branch was rewritten (force-push, or deleted and recreated): the
         replay keeps the local work on the branch, and a rescue branch in the clone
         keeps the local history as it was, in case the replay is not what the user wants."""
-        name = time.strftime("gitfs-rescue-%Y%m%d-%H%M%S")
-        while f"refs/heads/{name}" in self.repo.git.references:
-            name += "-1"
-        self.repo.git.create_reference(f"refs/heads/{name}", local_tip)
+        rescue = save_local_history(self.repo, local_tip)
         log.warning("the remote's branch %s was rewritten (now %s); the local work is replayed on it "
-                    "and kept as it was on branch %s in %s", self.repo.branch, str(remote_tip)[:10], name,
+                    "and kept as it was on branch %s in %s", self.repo.branch, str(remote_tip)[:10], rescue.branch,
                     self.repo.path)
         if self.conflict_report is not None:
-            self.conflict_report.conflicts([f"local history saved on branch {name}"], remote_tip)
+            self.conflict_report.rescued(rescue.branch, rescue.saved, timestamp=rescue.timestamp)
 
     # -- at unmount ------------------------------------------------------------------
 
@@ -251,6 +289,12 @@ class SyncCycle:
             self.sync_with_remote()
         except RemoteError as error:
             log.warning("unmount: %s; the next mount pushes it", error)
+
+
+def _under(path: str, folders: set[str]) -> bool:
+    """Whether path is one of `folders` or below one of them."""
+    parts = path.split("/")
+    return any("/".join(parts[:depth]) in folders for depth in range(1, len(parts) + 1))
 
 
 def _some(paths: set[str], count: int = 5) -> str:

@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterable
 from typing import Any, Callable, Optional
 
 from gitfs.repo.conflicts import ConflictLog
+from gitfs.repo.rescue import Rescue
 
 CONFLICTS_FOLDER = ".gitfs/conflicts"  # relative to the mount point
 
@@ -22,13 +24,15 @@ def _now(timestamp: Optional[float] = None) -> str:
 
 class SyncStatus:
     MAX_CONFLICTS = 50
+    MAX_RESCUES = 50
 
-    def __init__(self, *, remote: str, branch: str, pending: Callable[[], dict]):
+    def __init__(self, *, remote: str, branch: str, pending: Callable[[], dict], read_only: bool = False,
+                 repo_path: Optional[str] = None):
         self._lock = threading.Lock()
         self._pending = pending
         self._state: dict[str, Any] = {
-            "remote": remote, "branch": branch,
-            "last_fetch": None, "last_push": None, "last_error": None, "conflicts": [],
+            "remote": remote, "branch": branch, "read_only": read_only, "repo_path": repo_path,
+            "last_fetch": None, "last_push": None, "last_error": None, "conflicts": [], "rescues": [],
         }
 
     def _record(self, key: str, ok: bool, error: Optional[str] = None) -> None:
@@ -60,6 +64,13 @@ class SyncStatus:
                             "file": files.get(path)} for path in paths)
             del entries[:-self.MAX_CONFLICTS]
 
+    def rescued(self, branch: str, saved, *, timestamp: Optional[float] = None) -> None:
+        """The remote's branch was rewritten: the local history (tip `saved`) is kept on `branch` of the clone."""
+        with self._lock:
+            entries = self._state["rescues"]
+            entries.append({"time": _now(timestamp), "branch": branch, "saved_commit": str(saved)})
+            del entries[:-self.MAX_RESCUES]
+
     def snapshot(self) -> dict:
         with self._lock:
             state = json.loads(json.dumps(self._state))
@@ -71,15 +82,21 @@ class SyncStatus:
 
 
 class ConflictRecorder:
-    """What the sync cycle reports conflicts to: the lost versions go to the clone's
-    ConflictLog (served under .gitfs/conflicts/), and the status file names them."""
+    """What the sync cycle reports conflicts and rescues to: the lost versions go to the
+    clone's ConflictLog (served under .gitfs/conflicts/), and the status file names them;
+    a rescue branch is its own record in the clone, and the status file names it."""
 
-    def __init__(self, log: ConflictLog, status: SyncStatus):
+    def __init__(self, log: ConflictLog, status: SyncStatus, rescues: Iterable[Rescue] = ()):
         self.log = log
         self.status = status
         for entry in log.entries()[-SyncStatus.MAX_CONFLICTS:]:  # earlier mounts' conflicts, still kept
             status.conflicts([entry.path], entry.remote_commit, files={entry.path: _file(entry.folder, entry.path)},
                              timestamp=entry.timestamp)
+        for rescue in rescues:  # earlier mounts' rescue branches, still in the clone
+            status.rescued(rescue.branch, rescue.saved, timestamp=rescue.timestamp)
+
+    def rescued(self, branch: str, saved, *, timestamp: Optional[float] = None) -> None:
+        self.status.rescued(branch, saved, timestamp=timestamp)
 
     def conflicts(self, paths: list[str], remote_commit) -> None:
         folder, timestamp, kept = self.log.record(paths, remote_commit)

@@ -7,6 +7,12 @@ sync_timeouts is committed with what it holds). SIGUSR1 skips the wait, a wake-u
 from the fetch worker brings the remote's change in even while a file is being
 written, and failures back off 1, 2, 4 ... 60 s. At unmount the same thread runs
 the final cycle, its deadline counted from when it starts.
+
+A sync asked for now (SIGUSR1, unmount) covers every change whose close(2) returned
+before the request. close(2) returns before the kernel sends RELEASE, so such a file
+may still count as open for writing, its commit job not queued yet: the worker first
+waits (at most RELEASE_WAIT) for the files open for writing at the request to be
+released. What is still open then is really open: its jobs wait, the rest is committed.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import logging
 import random
 import threading
 import time
+from collections.abc import Collection
 from typing import Callable, Optional, TypeVar
 
 import pygit2
@@ -29,12 +36,17 @@ log = logging.getLogger(__name__)
 Result = TypeVar("Result")
 MAX_BACKOFF = 60.0
 FINAL_SYNC_SECONDS = 30.0
+# A RELEASE arrives milliseconds after close(2); a file still open after this is in use.
+RELEASE_WAIT = 5.0
 
 
 class SyncWorker(threading.Thread):
     def __init__(self, cycle: SyncCycle, jobs: PendingJobs, state: SyncState, *,
                  writers: Callable[[], tuple[int, float]], dirty_open_paths: Callable[[], list[str]],
                  sync_timeout: float, recover: Optional[Callable[[list[str]], list[CommitJob]]] = None,
+                 writing: Callable[[], dict[int, str]] = dict,
+                 wait_released: Callable[[Collection[int], float], bool] = lambda numbers, timeout: True,
+                 release_wait: float = RELEASE_WAIT,
                  final_seconds: float = FINAL_SYNC_SECONDS, clock: Callable[[], float] = time.monotonic):
         super().__init__(name="SyncWorker", daemon=True)
         self.cycle = cycle
@@ -43,12 +55,18 @@ class SyncWorker(threading.Thread):
         # (files open for writing that would be committed, seconds the oldest has been open)
         self.writers = writers
         self.dirty_open_paths = dirty_open_paths
+        self.writing = writing  # {handle: path} of the files open for writing now
+        self.wait_released = wait_released  # (handles, timeout) -> whether all were released in time
+        self.release_wait = release_wait
         self.sync_timeout = sync_timeout
         self.recover = recover
         self.final_seconds = final_seconds
         self.clock = clock
         self._stopping = threading.Event()
-        self._forced = threading.Event()  # sync_now(): skip the quiet period and the back-off
+        # sync_now() asked for a cycle now (no quiet period, no back-off): the files open
+        # for writing at each request since the last cycle; None if none was asked for.
+        self._request_lock = threading.Lock()
+        self._request: Optional[set[int]] = None
         self._woken = False  # the last wait ended in a wake-up: the remote moved, or SIGUSR1
         self._owed = True  # a cycle is owed even with no job: push what a previous mount left
         self._failures = 0
@@ -62,8 +80,11 @@ class SyncWorker(threading.Thread):
         self.jobs.wake()
 
     def sync_now(self) -> None:
-        """SIGUSR1: commit and push now, without waiting for sync_timeout of quiet."""
-        self._forced.set()
+        """SIGUSR1: commit and push now, without waiting for sync_timeout of quiet; what was
+        closed before this call is committed too (see the module's docstring)."""
+        open_now = set(self.writing())  # in the caller's thread: at the moment of the request
+        with self._request_lock:
+            self._request = (self._request or set()) | open_now
         self.jobs.wake()
 
     def stop(self, timeout: float) -> None:
@@ -82,6 +103,7 @@ class SyncWorker(threading.Thread):
             self._guarded(lambda: self.cycle.commit_everything(recover))  # left on disk by a crash
         while not self._stopping.is_set():
             self.step()
+        self._await_releases(set(self.writing()))  # unmounted: every file is closed, or closing
         self._guarded(lambda: self.cycle.final(self.final_seconds))
 
     def step(self, timeout: Optional[float] = None) -> Optional[CycleResult]:
@@ -89,17 +111,22 @@ class SyncWorker(threading.Thread):
         cycle if one is due. What happened, or None if no cycle ran."""
         if self.jobs.wait(self._wait_time() if timeout is None else timeout):
             self._woken = self._owed = True
-        if self._stopping.is_set() or not self.due():
+        with self._request_lock:
+            request, self._request = self._request, None
+        if request:
+            self._await_releases(request)
+        forced = request is not None
+        if self._stopping.is_set() or not self.due(forced):
             return None
-        return self._guarded(self._run_cycle)
+        return self._guarded(lambda: self._run_cycle(forced))
 
-    def due(self) -> bool:
+    def due(self, forced: bool = False) -> bool:
+        """Whether a cycle is due now; forced: asked for by sync_now()."""
         writing, open_too_long = self._writing()
         # A file written while open owes a commit too (after the open-file bound).
         if not (self.jobs or self._owed or (open_too_long and self.dirty_open_paths())):
             return False
-        if not self._forced.is_set() and (self.state.quiet_for() < self.sync_timeout
-                                          or self.clock() < self._retry_at):
+        if not forced and (self.state.quiet_for() < self.sync_timeout or self.clock() < self._retry_at):
             return False
         # No commit while a file is open for writing, unless it has been open too long;
         # the remote's changes are brought in meanwhile.
@@ -116,12 +143,19 @@ class SyncWorker(threading.Thread):
         count, oldest = self.writers()
         return count, oldest > max(10 * self.sync_timeout, 1.0)
 
-    def _run_cycle(self) -> CycleResult:
+    def _await_releases(self, numbers: set[int]) -> None:
+        if numbers and not self.wait_released(numbers, self.release_wait):
+            log.info("files open for writing when the sync was asked for are still open; their changes wait")
+
+    def _run_cycle(self, forced: bool = False) -> CycleResult:
         self._woken = False
-        self._forced.clear()
         writers, open_too_long = self._writing()
         writing = writers > 0
-        result = self.cycle.run(commit=not writing or open_too_long, include_open=writing and open_too_long)
+        if forced and writing and not open_too_long:
+            # Asked for now: commit everything but what the files still open may change.
+            result = self.cycle.run(hold=set(self.writing().values()))
+        else:
+            result = self.cycle.run(commit=not writing or open_too_long, include_open=writing and open_too_long)
         if self._last_failure is not None:  # the remote link reports its own recoveries
             log.warning("sync works again; local commits are on the remote")
         self._failures, self._last_failure = 0, None

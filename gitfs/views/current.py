@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterable
 from typing import Optional
 
 from mfusepy import FuseOSError
@@ -23,19 +24,22 @@ from gitfs.sync.jobs import CommitJob, PendingJobs
 from gitfs.sync.state import SyncState
 from gitfs.views import keep
 from gitfs.views.base import Owner, is_write_open
+from gitfs.views.links import KernelAttributes, folder_of, lstat_or_none, same_file_names
 from gitfs.views.modes import apply_requested_mode, utime_ns
 from gitfs.views.passthrough import PassthroughView, refuse_non_utf8
 
 
 class CurrentView(PassthroughView):
     def __init__(self, owner: Owner, root: str, handles: HandleTable, sync_state: SyncState,
-                 jobs: PendingJobs, *, max_size: int | None, extra_root_entries: tuple[str, ...] = ()):
+                 jobs: PendingJobs, *, max_size: int | None, extra_root_entries: tuple[str, ...] = (),
+                 kernel: Optional[KernelAttributes] = None):
         super().__init__(owner, root)
         self.handles = handles
         self.sync_state = sync_state
         self.jobs = jobs
         self.max_size = max_size
         self.extra_root_entries = extra_root_entries
+        self.kernel = kernel  # told when a change through one name changes a file's other names
 
     # -- helpers ------------------------------------------------------------
 
@@ -45,6 +49,38 @@ class CurrentView(PassthroughView):
 
     def _queue(self, message: str, add=(), remove=()) -> None:
         self.jobs.put(CommitJob(message, tuple(p.lstrip("/") for p in add), tuple(p.lstrip("/") for p in remove)))
+
+    def _other_names(self, file: os.stat_result, folders: Iterable[str], besides: str) -> tuple[str, ...]:
+        """The names of `file` in `folders` ("/d", "" for the root) but `besides`, if the
+        kernel is to be told of them (links.py); () at once for a file with one name."""
+        if self.kernel is None or file.st_nlink < 2 or not stat.S_ISREG(file.st_mode):
+            return ()
+        others: list[str] = []
+        for folder in dict.fromkeys(folders):
+            try:
+                with self._folder(self._relative(folder or "/")) as folder_fd:
+                    others += [name for name in same_file_names(folder_fd, folder, file) if name != besides]
+            except OSError:
+                continue  # the folder went meanwhile: nothing of it is cached
+        return tuple(others)
+
+    def _other_names_changed(self, file: os.stat_result, folders: Iterable[str], besides: str) -> None:
+        """A change through the name `besides` changed `file`, which has (or had) other
+        names: the kernel forgets what it holds of those in `folders`, each cached apart."""
+        self._forget(self._other_names(file, folders, besides))
+
+    def _forget(self, names: tuple[str, ...]) -> None:
+        if names and self.kernel is not None:
+            self.kernel.forget_attributes(names)
+
+    def _written(self, path: str, fd: int, flags: int) -> OpenFile:
+        """The handle of a file opened for writing. A file with other names in its folder
+        keeps them: each write through this one changes what they show (links.py)."""
+        others = self._other_names(os.fstat(fd), [folder_of(path)], path) if self.kernel is not None else ()
+        if flags & os.O_TRUNC:
+            self._forget(others)
+        return OpenFile(path, fd=fd, writable=True, change="Update" if flags & os.O_TRUNC else None,
+                        other_names=others)
 
     # -- reading --------------------------------------------------------------
 
@@ -72,9 +108,7 @@ class CurrentView(PassthroughView):
             with self.sync_state.mutation():
                 # The kernel gives append offsets: O_APPEND would write them at the end again.
                 fd = beneath.open_beneath(self.root_fd, relative, flags & ~os.O_APPEND)
-                truncated = bool(flags & os.O_TRUNC)
-                return self.handles.add(OpenFile(path, fd=fd, writable=True,
-                                                 change="Update" if truncated else None))
+                return self.handles.add(self._written(path, fd, flags))
         with self.sync_state.mutation(changes=False):  # not while remote changes are applied
             return self.handles.add(OpenFile(path, fd=beneath.open_beneath(self.root_fd, relative, flags)))
 
@@ -101,8 +135,7 @@ class CurrentView(PassthroughView):
                 if flags & os.O_EXCL:
                     raise
                 fd = beneath.open_beneath(self.root_fd, relative, flags & ~os.O_CREAT)  # made meanwhile
-                change = "Update" if flags & os.O_TRUNC else None
-                return self.handles.add(OpenFile(path, fd=fd, writable=True, change=change))
+                return self.handles.add(self._written(path, fd, flags))
             apply_requested_mode(fd, mode)
             return self.handles.add(OpenFile(path, fd=fd, writable=True, change="Created"))
 
@@ -112,6 +145,7 @@ class CurrentView(PassthroughView):
         with self.sync_state.mutation():
             written = os.pwrite(self._fd(fh), data, offset)
             open_file.change = "Update"
+        self._forget(open_file.other_names)
         return written
 
     def truncate(self, path, length, fh=None):
@@ -121,9 +155,11 @@ class CurrentView(PassthroughView):
             fd = beneath.open_beneath(self.root_fd, relative, os.O_WRONLY)  # truncate(2) has no *at form
             try:
                 os.ftruncate(fd, length)
+                file = os.fstat(fd)
             finally:
                 os.close(fd)
             self._queue(f"Update {path}", add=[path])
+        self._other_names_changed(file, [folder_of(path)], besides=path)
 
     def flush(self, path, fh):
         return 0
@@ -134,14 +170,19 @@ class CurrentView(PassthroughView):
         return 0
 
     def release(self, path, fh):
-        open_file = self.handles.pop(fh)
-        if open_file is None:
+        try:
+            open_file = self.handles.get(fh)
+        except KeyError:
             return 0
-        if open_file.fd is not None:
-            os.close(open_file.fd)
-        if open_file.change is not None:
-            # Named after the path at release: the file may have been renamed while open.
-            self._queue(f"{open_file.change} {open_file.path}", add=[open_file.path])
+        try:
+            if open_file.fd is not None:
+                os.close(open_file.fd)
+            if open_file.change is not None:
+                # Named after the path at release: the file may have been renamed while open.
+                self._queue(f"{open_file.change} {open_file.path}", add=[open_file.path])
+        finally:
+            # Last: a sync asked for now waits for this entry to go, and then finds the job.
+            self.handles.pop(fh)
         return 0
 
     # -- names ---------------------------------------------------------------------
@@ -149,8 +190,10 @@ class CurrentView(PassthroughView):
     def unlink(self, path):
         relative = self._relative(path)
         with self.sync_state.mutation(), beneath.parent(self.root_fd, relative) as (folder, name):
+            file = os.lstat(name, dir_fd=folder)
             os.unlink(name, dir_fd=folder)
             self._queue(f"Deleted {path}", remove=[path])
+        self._other_names_changed(file, [folder_of(path)], besides=path)  # one link fewer, a new ctime
 
     def mkdir(self, path, mode):
         relative = self._new_name(path)
@@ -181,6 +224,7 @@ class CurrentView(PassthroughView):
         old_relative, new_relative = self._relative(old), self._new_name(new)
         with self.sync_state.mutation():
             cleared = self._clear_placeholder_of_empty_target(old_relative, new_relative)
+            replaced = lstat_or_none(new_relative, self.root_fd) if self.kernel is not None else None
             try:
                 with beneath.parent(self.root_fd, old_relative) as (old_folder, old_name), \
                         beneath.parent(self.root_fd, new_relative) as (new_folder, new_name):
@@ -192,6 +236,11 @@ class CurrentView(PassthroughView):
                 raise
             self.handles.rename(old, new)
             self._queue(f"Rename {old} to {new}", add=[new], remove=[old])
+        if self.kernel is not None:
+            folders = [folder_of(old), folder_of(new)]
+            if replaced is not None:  # the file renamed over lost a link
+                self._other_names_changed(replaced, folders, besides=new)
+            self._other_names_changed(beneath.lstat(self.root_fd, new_relative), folders, besides=new)
 
     def _clear_placeholder_of_empty_target(self, old_relative: str, new_relative: str) -> bool:
         """A folder holding only the placeholder is empty: renaming a folder over it must work.
@@ -227,6 +276,10 @@ class CurrentView(PassthroughView):
                 os.link(source_name, target_name, src_dir_fd=source_folder, dst_dir_fd=target_folder,
                         follow_symlinks=False)
             self._queue(f"Create link to {source} for {target}", add=[target])
+            file = beneath.lstat(self.root_fd, target_relative)
+        # The kernel learns the new name from this call; the source and any other name it
+        # had show one link more from now on.
+        self._other_names_changed(file, [folder_of(source), folder_of(target)], besides=target)
 
     def mknod(self, path, mode, dev):
         if not stat.S_ISREG(mode):
@@ -255,6 +308,7 @@ class CurrentView(PassthroughView):
             # nothing to commit (tar x sets every file's mode, mostly to what it is).
             if not stat.S_ISDIR(st.st_mode) and (st.st_mode ^ mode) & stat.S_IXUSR:
                 self._queue(f"Chmod to {stat.S_IMODE(mode):04o} on {path}", add=[path])
+        self._other_names_changed(st, [folder_of(path)], besides=path)
 
     def chown(self, path, uid, gid):
         # Git records no owner; every file shows the `user`/`group` options. A missing
@@ -270,4 +324,6 @@ class CurrentView(PassthroughView):
                 os.utime(name, dir_fd=folder, follow_symlinks=False)
             else:
                 os.utime(name, ns=ns, dir_fd=folder, follow_symlinks=False)
+        if self.kernel is not None:
+            self._other_names_changed(beneath.lstat(self.root_fd, relative), [folder_of(path)], besides=path)
         return 0

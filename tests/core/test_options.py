@@ -100,6 +100,14 @@ def test_all_mount_words_together_with_real_options():
 
 def test_ro_makes_a_read_only_mount():
     assert parse("ro").read_only is True
+    assert parse("ro=yes").read_only is True
+    assert parse("ro,rw").read_only is True  # fstab's `defaults` bring an rw that must not undo it
+    assert parse("ro=false").read_only is False
+
+
+def test_ro_with_a_bad_value_is_one_line_error():
+    with pytest.raises(FatalError, match="option ro: expected true/false"):
+        parse("ro=maybe")
 
 
 def test_merge_timeout_is_an_alias_of_sync_timeout():

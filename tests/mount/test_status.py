@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from helpers import git, read_status, run_gitfs, wait_for
+from helpers import git, read_status, run_gitfs, stage_files, wait_for
 from servers import GitDaemon
 
 
@@ -149,6 +149,42 @@ def test_conflicts_resolved_by_accept_mine_name_the_remote_commit_that_lost(remo
     assert "testing" in result.stdout and theirs[:10] in result.stdout
 
 
+def test_a_rewritten_remote_branch_is_reported_as_a_rescue(remote, mount_gitfs):
+    mount = mount_gitfs(remote, sync_timeout=0.2, fetch_timeout=0.3)
+    dropped = remote.commit({"dropped.txt": "soon rewritten away\n"}, "a commit the force-push drops")
+    wait_for(lambda: (mount.current / "dropped.txt").exists(), message="their commit in the mount")
+    # The other person rewrites the branch: their commit is dropped, another pushed with force.
+    git("reset", "-q", "--hard", "HEAD~1", cwd=remote.work)
+    stage_files(remote.work, {"rewritten.txt": "the new history\n"})
+    git("commit", "-q", "-m", "rewritten", cwd=remote.work)
+    git("push", "-q", "--force", "origin", remote.branch, cwd=remote.work)
+
+    state = wait_for(lambda: (lambda s: s if s["rescues"] else None)(read_status(mount)),
+                     message="the rescue in the status")
+    assert len(state["rescues"]) == 1, state["rescues"]
+    rescue = state["rescues"][0]
+    assert rescue["saved_commit"] == dropped
+    assert rescue["branch"].startswith("gitfs-rescue-")
+    assert time.strptime(rescue["time"], "%Y-%m-%dT%H:%M:%S%z")
+    assert git("rev-parse", rescue["branch"], cwd=mount.repo_path).strip() == dropped
+    assert state["repo_path"] == str(mount.repo_path)
+    assert state["conflicts"] == []  # a rescue is no conflict
+
+    result = gitfs_status(mount.path)
+    assert result.returncode == 0
+    lines = [line for line in result.stdout.splitlines() if line.startswith("rescue:")]
+    assert len(lines) == 1, result.stdout
+    assert rescue["branch"] in lines[0] and dropped[:10] in lines[0] and str(mount.repo_path) in lines[0]
+    assert "conflict" not in result.stdout
+    # The local work (here: their dropped commit, which the mount had) is replayed and pushed.
+    wait_for(lambda: {"dropped.txt", "rewritten.txt"} <= set(remote.files()), message="the replayed commit")
+    assert mount.stop() == 0
+
+    # The next mount still lists it: the branch in the clone is the record.
+    again = mount_gitfs(remote, repo_path=mount.repo_path)
+    assert [(r["branch"], r["saved_commit"]) for r in read_status(again)["rescues"]] == [(rescue["branch"], dropped)]
+
+
 # -- gitfs status ----------------------------------------------------------------------------
 
 def test_gitfs_status_of_something_that_is_not_a_mount(tmp_path):
@@ -175,7 +211,37 @@ def test_sigusr1_syncs_now(remote, mount_gitfs):
     # The daemon is still serving, and a second signal with nothing to do is harmless.
     os.kill(mount.process.pid, signal.SIGUSR1)
     (mount.current / "later.txt").write_text("later\n")
-    wait_for(lambda: read_status(mount)["pending"]["changes_not_committed"] == 1, message="the change queued")
+    # The signal may be taken while later.txt is being written: then it syncs that too.
+    wait_for(lambda: read_status(mount)["pending"]["changes_not_committed"] == 1 or "later.txt" in remote.files(),
+             message="the change queued")
     os.kill(mount.process.pid, signal.SIGUSR1)
     wait_for(lambda: "later.txt" in remote.files(), timeout=10, message="the second commit")
     assert mount.process.poll() is None
+
+
+def test_sigusr1_right_after_a_save_syncs_that_save(remote, mount_gitfs):
+    # close(2) returns before the kernel sends RELEASE: the signal often comes while the
+    # file still counts as open for writing and its change is not queued yet.
+    mount = mount_gitfs(remote, sync_timeout=30, fetch_timeout=60)
+    for serial in range(16):
+        name = f"saved{serial}.txt"
+        (mount.current / name).write_text(f"save {serial}\n")
+        os.kill(mount.process.pid, signal.SIGUSR1)
+        # sync_timeout=30 and a write every round: without the signal nothing is ever quiet enough.
+        wait_for(lambda name=name: name in remote.files(), timeout=10, message=f"{name} on the remote after SIGUSR1")
+        assert remote.show(name) == f"save {serial}\n".encode()
+
+
+def test_sigusr1_commits_what_was_saved_while_another_file_stays_open(remote, mount_gitfs):
+    mount = mount_gitfs(remote, sync_timeout=30, fetch_timeout=60)
+    with open(mount.current / "held-open.log", "w") as held:
+        held.write("half of it\n")
+        held.flush()
+        (mount.current / "saved.txt").write_text("saved\n")
+        os.kill(mount.process.pid, signal.SIGUSR1)
+        wait_for(lambda: "saved.txt" in remote.files(), timeout=20, message="the saved file after SIGUSR1")
+        assert "held-open.log" not in remote.files()  # still being written: it waits
+        held.write("the rest\n")
+    os.kill(mount.process.pid, signal.SIGUSR1)
+    wait_for(lambda: "held-open.log" in remote.files(), timeout=20, message="the file once closed")
+    assert remote.show("held-open.log") == b"half of it\nthe rest\n"

@@ -109,12 +109,22 @@ def hammer(mount, remote, duration: float):
                     name = f"t{number}/f{rng.randrange(OWN_FILES)}"
                     if name in final:
                         got = calls(f"read {name}", read_file, root / name)
-                        assert got == final[name], f"{name} reads back {got[:40]!r}"
+                        if got != final[name]:
+                            mismatches.append(f"{name} reads back {got[:40]!r}, not {final[name][:40]!r}")
                 else:
                     calls("listdir", os.listdir, root / f"t{number}")
                     calls("listdir", os.listdir, root)
             except OSError:
                 pass  # recorded by calls(); the test fails on any
+
+    def reporting(name: str, target, *args):
+        """target(*args) in a thread; whatever ends it is asserted in the test's own thread."""
+        def run():
+            try:
+                target(*args)
+            except BaseException as error:  # noqa: BLE001 - reported below, not swallowed
+                crashed.append(f"{name}: {error!r}")
+        return threading.Thread(target=run, name=name, daemon=True)
 
     def pusher():
         serial = 0
@@ -130,8 +140,10 @@ def hammer(mount, remote, duration: float):
 
     pushes: list[int] = []
     push_failures: list[int] = []
-    threads = [threading.Thread(target=worker, args=(n,), daemon=True) for n in range(THREADS)]
-    threads.append(threading.Thread(target=pusher, daemon=True))
+    mismatches: list[str] = []  # reads that did not give back the thread's own last write
+    crashed: list[str] = []
+    threads = [reporting(f"worker {number}", worker, number) for number in range(THREADS)]
+    threads.append(reporting("pusher", pusher))
     started = time.monotonic()
     for thread in threads:
         thread.start()
@@ -151,7 +163,10 @@ def hammer(mount, remote, duration: float):
     for thread in threads:
         thread.join(WATCHDOG * 3)
     hangs += calls.hung()
+    assert not crashed, f"threads ended on an exception: {crashed}"
+    assert not mismatches, f"reads that did not give back the last write: {mismatches[:10]}"
     assert not hangs, f"FUSE calls hung (deadlock?): {hangs}"
+    assert not [thread.name for thread in threads if thread.is_alive()], "threads still running"
     assert not calls.errors, f"unexpected errors: {calls.errors[:10]} ({len(calls.errors)} in all)"
     assert mount.process.poll() is None, "the daemon died"
 

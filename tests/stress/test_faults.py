@@ -290,6 +290,6 @@ def test_branch_force_pushed_on_the_remote(remote, mount_gitfs):
     rescue = git("branch", "--list", "gitfs-rescue-*", cwd=mount.repo_path).split()
     assert rescue, "no rescue branch"
     assert git("show", f"{rescue[-1]}:mine", cwd=mount.repo_path) == "mine\n"
-    wait_for(lambda: any("rescue" in c["path"] for c in read_status(mount)["conflicts"]),
+    wait_for(lambda: rescue[-1] in [r["branch"] for r in read_status(mount)["rescues"]],
              message="the rescue branch in the status")
     assert "rewritten" in mount.log_text()

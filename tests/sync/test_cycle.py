@@ -9,7 +9,7 @@ import logging
 import pytest
 
 from gitfs.repo.errors import RemoteError
-from helpers import git
+from helpers import git, stage_files
 from sync.conftest import make_rig
 
 
@@ -125,3 +125,18 @@ def test_final_commits_and_pushes(rig):
     rig.write("last.txt", "at unmount\n")
     rig.cycle.final(seconds=30)
     assert rig.remote.show("last.txt") == b"at unmount\n"
+
+
+def test_a_rewritten_remote_branch_saves_the_local_history_as_a_rescue_not_a_conflict(rig):
+    dropped = rig.remote.commit({"dropped.txt": "dropped\n"}, "dropped by the force-push")
+    rig.cycle.run()
+    git("reset", "-q", "--hard", "HEAD~1", cwd=rig.remote.work)  # and a commit in its place, force-pushed
+    stage_files(rig.remote.work, {"rewritten.txt": "new\n"})
+    git("commit", "-q", "-m", "rewritten", cwd=rig.remote.work)
+    git("push", "-q", "--force", "origin", rig.remote.branch, cwd=rig.remote.work)
+    rig.cycle.run()
+    state = rig.status.snapshot()
+    assert state["conflicts"] == []
+    [rescue] = state["rescues"]
+    assert rescue["saved_commit"] == dropped and rescue["branch"].startswith("gitfs-rescue-")
+    assert git("rev-parse", rescue["branch"], cwd=rig.path).strip() == dropped

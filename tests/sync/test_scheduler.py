@@ -121,3 +121,27 @@ def test_stop_runs_the_final_cycle_on_the_worker_thread(rig, writers):
     worker.stop(timeout=30)
     assert not worker.is_alive()
     assert rig.remote.show("last.txt") == b"at unmount\n"
+
+
+def test_sync_now_waits_for_the_files_closed_before_it_and_holds_those_still_open(rig, writers):
+    worker = settled(rig, writers)
+    open_files = {7: "/closing.txt", 8: "/open.txt"}  # handle -> path, as the handle table says
+    waited = []
+
+    def wait_released(numbers, timeout):
+        waited.append(set(numbers))
+        rig.write("closing.txt", "closed before the request")  # its RELEASE arrives meanwhile
+        del open_files[7]
+        writers.count = len(open_files)
+        return False  # open.txt stays open
+
+    worker.writing, worker.wait_released, worker.release_wait = lambda: dict(open_files), wait_released, 0.0
+    writers.count, writers.oldest = 2, 0.5
+    rig.write("open.txt", "an earlier save of the file open again now")
+    worker.sync_now()
+    result = worker.step(timeout=0)
+    assert waited == [{7, 8}]
+    assert result is not None and result.committed is not None
+    files = rig.remote.files()
+    assert "closing.txt" in files and "open.txt" not in files
+    assert rig.jobs.paths() == {"open.txt"}  # its job waits for the file to be closed
