@@ -1,10 +1,11 @@
 """Layer 3: which libfuse GitFS runs on, with libfuse 2 installed beside libfuse 3.
 
 mfusepy alone prefers libfuse 2 (`find_library("fuse")`) when both are installed,
-and libfuse 2 refuses libfuse 3's mount options. GitFS always runs on libfuse 3;
-FUSE_LIBRARY_PATH set by the user is obeyed, and a library GitFS cannot use is one
-line on stderr. .ci/install-deps installs libfuse2 so that CI runs all of this (and
-the whole suite) with both libraries present.
+and libfuse 2 refuses libfuse 3's mount options. GitFS always runs on libfuse 3,
+found by any `libfuse3.so.N` the dynamic linker knows (libfuse 3.17 renamed it
+libfuse3.so.4); FUSE_LIBRARY_PATH set by the user is obeyed, and a library GitFS
+cannot use is one line on stderr. .ci/install-deps installs libfuse2 so that CI runs
+all of this (and the whole suite) with both libraries present.
 """
 
 import ctypes.util
@@ -14,6 +15,8 @@ import sys
 
 import pytest
 
+from gitfs import fuselib
+from gitfs.errors import FatalError
 from helpers import assert_one_line_error, run_gitfs, wait_for
 
 
@@ -79,11 +82,77 @@ def test_mount_with_libfuse2_installed(remote, mount_gitfs, monkeypatch):
 
 
 def test_fuse_library_path_chosen_by_the_user_is_used(remote, mount_gitfs, monkeypatch):
-    monkeypatch.setenv("FUSE_LIBRARY_PATH", "libfuse3.so.3")
+    soname = fuselib.sonames()[0]  # libfuse3.so.3 up to libfuse 3.16, libfuse3.so.4 from 3.17
+    monkeypatch.setenv("FUSE_LIBRARY_PATH", soname)
     mount = mount_gitfs(remote, log_level="debug")
     assert (mount.current / "testing").exists()
     assert mount.stop() == 0
-    assert "(FUSE_LIBRARY_PATH=libfuse3.so.3)" in mount.log_text()
+    assert f"(FUSE_LIBRARY_PATH={soname})" in mount.log_text()
+
+
+def next_soname_folder(folder):
+    """A folder with the installed libfuse 3 under the soname after the newest one the
+    system has (libfuse3.so.4 where libfuse 3.14 is installed): a rename GitFS has not
+    seen yet, as libfuse 3.17's from libfuse3.so.3 to libfuse3.so.4 was."""
+    installed = fuselib.choose({})  # loads nothing new: conftest loaded it already
+    newest = fuselib.sonames()[0]
+    renamed = f"libfuse3.so.{int(newest.rsplit('.', 1)[1]) + 1}"
+    folder.mkdir()
+    (folder / renamed).symlink_to(installed.path)
+    return renamed
+
+
+def test_a_libfuse3_soname_not_seen_before_is_found(tmp_path):
+    """Found through LD_LIBRARY_PATH, as the dynamic linker would, and preferred to the
+    older soname: in a fresh process, as gitfs starts."""
+    renamed = next_soname_folder(tmp_path / "lib")
+    code = "import os; from gitfs import fuselib; library = fuselib.choose(); import mfusepy; " \
+           "fuselib.check_loaded(library); print(os.environ['FUSE_LIBRARY_PATH']); print(library.describe())"
+    env = dict(without_fuse_variables(), LD_LIBRARY_PATH=str(tmp_path / "lib"))
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+    chosen, described = result.stdout.splitlines()
+    assert chosen == renamed
+    assert described.startswith("libfuse 3.") and f"({renamed}, found by the dynamic linker)" in described
+
+
+def test_mount_on_a_libfuse3_soname_not_seen_before(remote, mount_gitfs, tmp_path, monkeypatch):
+    renamed = next_soname_folder(tmp_path / "lib")
+    monkeypatch.delenv("FUSE_LIBRARY_PATH", raising=False)
+    monkeypatch.delenv("FUSE_LIBRARY_NAME", raising=False)
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(tmp_path / "lib"))
+    mount = mount_gitfs(remote, log_level="debug")
+    (mount.current / "renamed").write_text("written through the renamed libfuse\n")
+    wait_for(lambda: "renamed" in remote.files(), message="the commit on the remote")
+    assert mount.stop() == 0
+    assert f"({renamed}, found by the dynamic linker)" in mount.log_text()
+
+
+def test_sonames_are_ordered_by_number_newest_first(tmp_path):
+    for name in ("libfuse3.so.3", "libfuse3.so.12", "libfuse3.so", "libfuse3.so.3.14.0", "libfuse.so.2",
+                 "libfuse3.so.x"):
+        (tmp_path / name).write_bytes(b"")
+    names = fuselib.sonames({"LD_LIBRARY_PATH": f"{tmp_path / 'missing'}:{tmp_path}"})
+    assert names[0] == "libfuse3.so.12"
+    assert "libfuse3.so.3" in names
+    assert all(name.startswith("libfuse3.so.") and name.rsplit(".", 1)[1].isdigit() for name in names), names
+
+
+@pytest.mark.parametrize("version, expected", [
+    ((2, 9), "is libfuse 2.9; GitFS needs libfuse 3"),
+    ((3, 10), "is libfuse 3.10; GitFS needs libfuse 3.12 or later"),
+])
+def test_a_libfuse_gitfs_cannot_use_is_refused(version, expected):
+    """The version check alone (no libfuse older than 3.12 is installed to load)."""
+    library = fuselib.FuseLibrary("libfuse3.so.3", "/lib/libfuse3.so.3", version, "libfuse3.so.3, found")
+    with pytest.raises(FatalError) as refused:
+        fuselib.check_version(library)
+    assert expected in str(refused.value) and "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize("version", [fuselib.OLDEST, (3, 14), (3, 17), (3, 18)])
+def test_a_supported_libfuse3_is_accepted(version):
+    fuselib.check_version(fuselib.FuseLibrary("libfuse3.so.4", "/lib/libfuse3.so.4", version, "found"))
 
 
 def test_fuse_library_path_at_libfuse2_is_one_line(remote, tmp_path):
