@@ -22,6 +22,7 @@ import posixpath
 import stat
 from collections.abc import Iterable
 
+from gitfs.repo import beneath
 from gitfs.repo.errors import SettingError
 
 BEGIN = "# >>> gitfs: default rules, ignore_file and hard_ignore (rewritten by gitfs)"
@@ -134,20 +135,14 @@ def _read_rules(repo_path: str, relative: str) -> list[str]:
     """The rule lines of a `.gitignore` of the working tree, reached one folder at a time
     and never through a link (git does not follow a linked `.gitignore` either); none
     if it is gone."""
-    parts = relative.split("/")
-    opened: list[int] = []
     try:
-        folder = os.open(repo_path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        opened.append(folder)
-        for part in parts[:-1]:
-            folder = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
-            opened.append(folder)
-        fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
+        root = os.open(repo_path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            fd = beneath.open_beneath(root, relative, os.O_RDONLY | os.O_NONBLOCK)
+        finally:
+            os.close(root)
     except OSError:
         return []
-    finally:
-        for descriptor in opened:
-            os.close(descriptor)
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return []
