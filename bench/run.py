@@ -679,7 +679,10 @@ def scale_one(bench: Bench, commits: int) -> None:
     gitlog = median_of(3, lambda: timed_git_log(bench, bare))
     mount = Mount(bench, bare, f"scale-{commits}")
     mount_s = mount.mount()
+    rss_mounted = mount.rss_kb()
+    cpu_before = mount.cpu_seconds()
     cold = run_op("list", mount.history)
+    cpu_cold = mount.cpu_seconds()
     warm = median_of(3, lambda: run_op("list", mount.history)["seconds"])
     bench.row(tag + "mount (fresh repo_path) vs git clone", secs(mount_s), secs(clone_s),
               ratio_x(mount_s, clone_s), "")
@@ -688,7 +691,13 @@ def scale_one(bench: Bench, commits: int) -> None:
               cold["seconds"] <= 3 * gitlog)
     bench.row(tag + "list every day+commit dir, warm, median of 3", secs(warm), f"{secs(gitlog)} git log",
               ratio_x(warm, gitlog), "≤ 1× git log", warm <= gitlog)
-    bench.row(tag + "daemon RSS after the listings", fmt_mb(mount.rss_kb()), "—", "—", "")
+    if cpu_before is not None and cpu_cold is not None:
+        bench.row(tag + "  daemon CPU time for the first listing", secs(cpu_cold - cpu_before), "—", "—", "")
+    rss = mount.rss_kb()
+    per_commit = (rss - rss_mounted) * 1024 / commits if rss is not None and rss_mounted is not None else None
+    bench.row(tag + "daemon RSS after the listings, and per commit over RSS just mounted", fmt_mb(rss),
+              fmt_mb(rss_mounted) + " mounted", "—" if per_commit is None else f"{per_commit:.0f} B/commit",
+              "≤ 200 B/commit", per_commit is not None and per_commit <= 200)
     mount.unmount()
     shutil.rmtree(mount.repo_path, ignore_errors=True)
 
