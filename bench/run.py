@@ -13,7 +13,9 @@ prints a table: figure | GitFS | baseline | ratio | target | met? | rclone.
      warm) vs `git log --format=%H%ct`;
   4. `ls -l` of every commit folder; 5. `ls -R history/`; 6. daemon RSS;
   7. reading a 100 MiB file from current/ (cold, then from the page cache) and
-     history/ vs `cat` on the native disk and `git cat-file blob`;
+     history/ vs `cat` on the native disk and `git cat-file blob`, from history/ both
+     as the clone got it (packed) and as GitFS committed it (a loose object), with the
+     daemon's CPU time;
   8. `tar x` of 1000 small files into current/: tar time, time until every file is
      on the remote, number of commits;
   9. `find current/ -type f | xargs cat`, `find -type f` and `ls -lR` on a
@@ -21,8 +23,9 @@ prints a table: figure | GitFS | baseline | ratio | target | met? | rclone.
 
 The current/ workloads also run on an rclone mount of a local folder (`rclone
 mount --vfs-cache-mode writes`), the peer, when rclone is installed and mounts.
-`--scale 17000,170000` instead reports mount time, listing time and RSS for long
-histories of each size (slow: not for CI).
+`--scale 17000,170000` instead reports mount time, listing time, the daemon's CPU time
+and RSS (per commit) for long histories of each size (slow: not for CI; 300000 takes
+about four minutes).
 
 Standard library only (and pygit2, GitFS's own, for the inflate floor), plus `git`,
 `tar`, `cat`, `find`, `xargs` and `fusermount3`.
