@@ -13,7 +13,9 @@ prints a table: figure | GitFS | baseline | ratio | target | met? | rclone.
      warm) vs `git log --format=%H%ct`;
   4. `ls -l` of every commit folder; 5. `ls -R history/`; 6. daemon RSS;
   7. reading a 100 MiB file from current/ (cold, then from the page cache) and
-     history/ vs `cat` on the native disk and `git cat-file blob`;
+     history/ vs `cat` on the native disk and `git cat-file blob`, from history/ both
+     as the clone got it (packed) and as GitFS committed it (a loose object), with the
+     daemon's CPU time;
   8. `tar x` of 1000 small files into current/: tar time, time until every file is
      on the remote, number of commits;
   9. `find current/ -type f | xargs cat`, `find -type f` and `ls -lR` on a
@@ -21,8 +23,9 @@ prints a table: figure | GitFS | baseline | ratio | target | met? | rclone.
 
 The current/ workloads also run on an rclone mount of a local folder (`rclone
 mount --vfs-cache-mode writes`), the peer, when rclone is installed and mounts.
-`--scale 17000,170000` instead reports mount time, listing time and RSS for long
-histories of each size (slow: not for CI).
+`--scale 17000,170000` instead reports mount time, listing time, the daemon's CPU time
+and RSS (per commit) for long histories of each size (slow: not for CI; 300000 takes
+about four minutes).
 
 Standard library only (and pygit2, GitFS's own, for the inflate floor), plus `git`,
 `tar`, `cat`, `find`, `xargs` and `fusermount3`.
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
 import json
 import os
 import platform
@@ -327,6 +331,17 @@ class Mount:
             if self.point.encode() in argv and b"gitfs" in argv:
                 return int(entry)
         return None
+
+    def cpu_seconds(self) -> Optional[float]:
+        """User + system CPU time the daemon has used so far (a figure the machine's load barely moves)."""
+        if self.pid is None:
+            return None
+        try:
+            with open(f"/proc/{self.pid}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def rss_kb(self, key: str = "VmRSS") -> Optional[int]:
         """VmRSS (or VmHWM, the peak) of the daemon in kB."""
@@ -667,7 +682,10 @@ def scale_one(bench: Bench, commits: int) -> None:
     gitlog = median_of(3, lambda: timed_git_log(bench, bare))
     mount = Mount(bench, bare, f"scale-{commits}")
     mount_s = mount.mount()
+    rss_mounted = mount.rss_kb()
+    cpu_before = mount.cpu_seconds()
     cold = run_op("list", mount.history)
+    cpu_cold = mount.cpu_seconds()
     warm = median_of(3, lambda: run_op("list", mount.history)["seconds"])
     bench.row(tag + "mount (fresh repo_path) vs git clone", secs(mount_s), secs(clone_s),
               ratio_x(mount_s, clone_s), "")
@@ -676,7 +694,13 @@ def scale_one(bench: Bench, commits: int) -> None:
               cold["seconds"] <= 3 * gitlog)
     bench.row(tag + "list every day+commit dir, warm, median of 3", secs(warm), f"{secs(gitlog)} git log",
               ratio_x(warm, gitlog), "≤ 1× git log", warm <= gitlog)
-    bench.row(tag + "daemon RSS after the listings", fmt_mb(mount.rss_kb()), "—", "—", "")
+    if cpu_before is not None and cpu_cold is not None:
+        bench.row(tag + "  daemon CPU time for the first listing", secs(cpu_cold - cpu_before), "—", "—", "")
+    rss = mount.rss_kb()
+    per_commit = (rss - rss_mounted) * 1024 / commits if rss is not None and rss_mounted is not None else None
+    bench.row(tag + "daemon RSS after the listings, and per commit over RSS just mounted", fmt_mb(rss),
+              fmt_mb(rss_mounted) + " mounted", "—" if per_commit is None else f"{per_commit:.0f} B/commit",
+              "≤ 200 B/commit", per_commit is not None and per_commit <= 200)
     mount.unmount()
     shutil.rmtree(mount.repo_path, ignore_errors=True)
 
@@ -752,7 +776,7 @@ def bench_files(bench: Bench) -> None:
     print(f"[7] making a remote with a {BIG_MB} MiB file and {SMALL_TREE_FILES} small files ...", flush=True)
     bare, work = bench.path("remotes", "files.git"), bench.path("files-work")
     make_files_remote(bench, bare, work)
-    mount = Mount(bench, bare, "files")
+    mount = Mount(bench, bare, "files", "max_size=0,sync_timeout=1")  # the loose-object read writes 100 MiB
     mount.mount()
     peer_source = bench.path("rclone-files")
     shutil.copytree(work, peer_source, ignore=shutil.ignore_patterns(".git"))
@@ -788,24 +812,15 @@ def bench_files(bench: Bench) -> None:
     bench.row(f"read {BIG_MB} MiB from current/ again (page cache), median of 3", mbps(size_mb / current_warm),
               f"{mbps(size_mb / native_warm)} cat native, page cache", f"{native_warm / current_warm:.0%}",
               "≥ 50 % of native", native_warm / current_warm >= 0.5, peer_rate(None))
-    # from history/ vs git cat-file; the first read once (then the page cache has it), the second median of 3.
-    catfile_s = median_of(3, lambda: bench.sh(f"git -C '{mount.repo_path}' cat-file blob {blob} > /dev/null"),
-                          bench.drop_caches)
-    bench.drop_caches()
-    first_s = bench.sh(f"cat '{history_big}' > /dev/null")
+    # from history/ vs git cat-file: the blob as the clone got it (packed), then one GitFS committed (loose).
+    first_s = history_first_read(bench, mount, history_big, blob, "packed")
     rss_history = mount.rss_kb()
     again_s = median_of(3, cat(history_big))
-    bench.row(f"read {BIG_MB} MiB from history/, first read ({cache}), single run", mbps(size_mb / first_s),
-              f"{mbps(size_mb / catfile_s)} git cat-file", f"{catfile_s / first_s:.0%}", "≥ 50 % of cat-file",
-              catfile_s / first_s >= 0.5)
-    bench.drop_caches()
-    inflate_s = run_op("inflate", f"{mount.repo_path}::{blob}")["seconds"]
-    bench.row("  floor: libgit2 inflating that blob in one process (cold cache), single run",
-              secs(inflate_s), f"{secs(catfile_s)} git cat-file", f"{catfile_s / inflate_s:.0%}",
-              f"GitFS's first read is {ratio_x(first_s, inflate_s)} of it")
     bench.row("read it again from history/ (page cache), median of 3", mbps(size_mb / again_s),
-              f"{mbps(size_mb / catfile_s)} git cat-file", f"{catfile_s / again_s:.0%}", "page cache",
+              f"{mbps(size_mb / first_s)} first read", f"{first_s / again_s:.1f}×", "page cache",
               again_s < first_s / 2)
+    loose_big, loose_blob = commit_through_current(bench, mount)
+    history_first_read(bench, mount, loose_big, loose_blob, "loose")
     bench.row("daemon RSS after the history/ reads (files closed)", fmt_mb(mount.rss_kb()), "—",
               growth(mount.rss_kb(), rss_start), "")
     bench.row(f"daemon peak RSS (VmHWM) during the {BIG_MB} MiB reads", fmt_mb(mount.rss_kb("VmHWM")), "—", "—", "")
@@ -859,6 +874,59 @@ def bench_files(bench: Bench) -> None:
     if peer:
         peer.unmount()
     mount.unmount()
+
+
+def history_first_read(bench: Bench, mount: Mount, path: str, blob: str, stored: str) -> float:
+    """First read of a big file from history/ (cold cache) vs `git cat-file blob` of the same
+    object in the clone, and libgit2 inflating it whole (the floor of reading it through
+    libgit2); the rows, and the seconds of the first read."""
+    size_mb = os.path.getsize(path) / MB
+    runs = 3 if bench.can_drop else 1  # without dropping caches only the first read is a first read
+    catfile_s = median_of(3, lambda: bench.sh(f"git -C '{mount.repo_path}' cat-file blob {blob} > /dev/null"),
+                          bench.drop_caches)
+    cpu_before = mount.cpu_seconds()
+    first_s = median_of(runs, lambda: bench.sh(f"cat '{path}' > /dev/null"), bench.drop_caches)
+    cpu = (mount.cpu_seconds() - cpu_before) / runs if cpu_before is not None else None
+    bench.row(f"read {BIG_MB} MiB from history/, first read, {stored} object ({bench.cache_word()}), "
+              f"{'median of 3' if runs == 3 else 'single run'}", mbps(size_mb / first_s),
+              f"{mbps(size_mb / catfile_s)} git cat-file", f"{catfile_s / first_s:.0%}", "≥ 50 % of cat-file",
+              catfile_s / first_s >= 0.5)
+    if cpu is not None:
+        bench.row(f"  daemon CPU time for that read ({stored})", secs(cpu), "—", "—", "")
+    bench.drop_caches()
+    inflate_s = run_op("inflate", f"{mount.repo_path}::{blob}")["seconds"]
+    bench.row(f"  floor of a read through libgit2: inflating the {stored} blob whole in one process, single run",
+              secs(inflate_s), f"{secs(catfile_s)} git cat-file", f"{catfile_s / inflate_s:.0%}",
+              f"GitFS's first read is {ratio_x(first_s, inflate_s)} of it")
+    committed = subprocess.run(["git", "-C", mount.repo_path, "cat-file", "blob", blob], env=bench.env,
+                               capture_output=True, check=True).stdout
+    if run_op("sha256", path)["sha256"] != hashlib.sha256(committed).hexdigest():
+        bench.problem(f"history/ {os.path.basename(path)} differs from the committed bytes")
+    return first_s
+
+
+def commit_through_current(bench: Bench, mount: Mount) -> tuple[str, str]:
+    """Write BIG_MB MiB of new random bytes into current/ and wait until GitFS committed them
+    (a loose object in the clone, as everything GitFS commits); the history/ path and blob id."""
+    name = "loose.bin"
+    with open(os.path.join(mount.current, name), "wb") as handle:
+        for _ in range(BIG_MB):
+            handle.write(os.urandom(MB))
+    deadline = time.monotonic() + 300
+    while True:
+        found = subprocess.run(["git", "-C", mount.repo_path, "rev-parse", "--verify", "-q", f"{BRANCH}:{name}"],
+                               env=bench.env, capture_output=True, text=True)
+        if found.returncode == 0:
+            break
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"GitFS did not commit {name} within 300 s")
+        time.sleep(0.2)
+    blob = found.stdout.strip()
+    if not os.path.exists(os.path.join(mount.repo_path, ".git", "objects", blob[:2], blob[2:])):
+        bench.problem(f"{name} was committed but is not a loose object")
+    day = sorted(os.listdir(mount.history))[-1]
+    newest = sorted(os.listdir(os.path.join(mount.history, day)))[-1]
+    return os.path.join(mount.history, day, newest, name), blob
 
 
 def bench_tar(bench: Bench) -> None:

@@ -15,6 +15,7 @@ from mfusepy import FuseOSError
 from gitfs.fuse_binding import KernelCache
 from gitfs.handles import HandleTable
 from gitfs.options import Options
+from gitfs.repo import libgit2
 from gitfs.repo import remote as remote_ops
 from gitfs.repo.conflicts import ConflictLog
 from gitfs.repo.days import CommitDays, day_and_name
@@ -68,7 +69,7 @@ class Mount:
         # Idle after min_idle_times quiet sync periods, as the original (at least 1 s).
         self.state = SyncState(idle_after=max(options.min_idle_times * options.sync_timeout, 1.0))
         self.days = CommitDays(repo.branch_tip, repo.walk_commits, repo.is_ancestor,
-                               moves=lambda: repo.branch_moves)
+                               moves=lambda: repo.branch_moves, indexed=libgit2.release_free_memory)
         self.kernel = KernelCache(options.mount_point)
         self.worktree_kernel = WorktreeKernelCache(self.kernel, mount_prefix(options.current_path))
         repo.on_branch_moved = self._branch_moved

@@ -3,6 +3,10 @@
 Built on first use and extended incrementally when the branch moves forward
 (only the new commits are walked); rebuilt only if the branch was rewritten.
 Names are `HH-MM-SS-<first 10 hex of the sha>` in local time, committer time.
+
+Compact: a day keeps its commits as flat buffers, the times (8 bytes each), the
+raw ids (20 bytes each) and the folder names in one string (20 bytes each), not a
+Python object per commit: about 50 MB for a history of a million commits.
 """
 
 from __future__ import annotations
@@ -10,12 +14,15 @@ from __future__ import annotations
 import bisect
 import threading
 import time
+from array import array
+from collections.abc import Iterable
 from typing import Callable, Optional
 
 import pygit2
 
 SHA_LENGTH = 10
 MIN_PREFIX = 7  # the shortest abbreviation of a commit id that history/ resolves (as git's default)
+ID_BYTES = 20  # a raw SHA-1 commit id
 
 
 def day_and_name(oid_hex: str, timestamp: int) -> tuple[str, str]:
@@ -23,13 +30,60 @@ def day_and_name(oid_hex: str, timestamp: int) -> tuple[str, str]:
     return time.strftime("%Y-%m-%d", local), time.strftime("%H-%M-%S-", local) + oid_hex[:SHA_LENGTH]
 
 
+def _name(raw_id: bytes, timestamp: int) -> str:
+    return time.strftime("%H-%M-%S-", time.localtime(timestamp)) + raw_id[:SHA_LENGTH // 2].hex()
+
+
+class Day:
+    """One day's commits, oldest first (same-second commits in walk order, parents first)."""
+
+    __slots__ = ("times", "ids", "_names")
+
+    def __init__(self, times: array, ids: bytes):
+        self.times = times  # array("q"): committer times
+        self.ids = ids  # raw ids, ID_BYTES each, in the same order
+        # The folder names joined by "/" (which no name holds): 20 bytes a commit, and a
+        # listing splits them in C instead of formatting each time again.
+        self._names = "/".join(self._make_names())
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    def raw_id(self, index: int) -> bytes:
+        return self.ids[index * ID_BYTES:(index + 1) * ID_BYTES]
+
+    def names(self) -> list[str]:
+        return self._names.split("/") if self._names else []
+
+    def _make_names(self) -> list[str]:
+        ids = self.ids.hex()
+        hexes = [ids[at:at + SHA_LENGTH] for at in range(0, len(ids), 2 * ID_BYTES)]
+        midnight = _midnight(self.times[0]) if self.times else None
+        if midnight is None:  # a day with a change of UTC offset: local time of each
+            return [time.strftime("%H-%M-%S-", time.localtime(when)) + sha for when, sha in zip(self.times, hexes)]
+        names = []
+        for when, sha in zip(self.times, hexes):
+            minutes, seconds = divmod(when - midnight, 60)
+            hours, minutes = divmod(minutes, 60)
+            names.append(f"{hours:02d}-{minutes:02d}-{seconds:02d}-{sha}")
+        return names
+
+    def merged(self, commits: list[tuple[int, bytes]]) -> Day:
+        """This day with more (time, raw id) commits, oldest first; a stable sort by time
+        keeps same-second commits in the order they came."""
+        pairs = [(when, self.raw_id(index)) for index, when in enumerate(self.times)] + commits
+        pairs.sort(key=lambda pair: pair[0])
+        return Day(array("q", [when for when, _raw in pairs]), b"".join(raw for _when, raw in pairs))
+
+
 class CommitDays:
     """Thread-safe: every public method takes the lock and checks the branch tip first."""
 
     def __init__(self, tip: Callable[[], Optional[pygit2.Oid]],
-                 walk: Callable[[pygit2.Oid, Optional[pygit2.Oid]], object],
+                 walk: Callable[[pygit2.Oid, Optional[pygit2.Oid]], Iterable[tuple[pygit2.Oid, int]]],
                  is_ancestor: Callable[[pygit2.Oid, pygit2.Oid], bool],
-                 moves: Optional[Callable[[], int]] = None):
+                 moves: Optional[Callable[[], int]] = None,
+                 indexed: Optional[Callable[[], None]] = None):
         self._tip = tip
         self._walk = walk
         self._is_ancestor = is_ancestor
@@ -37,16 +91,15 @@ class CommitDays:
         # (reading the ref costs more than the rest of a history/ lookup).
         self._moves = moves
         self._indexed_moves: Optional[int] = None
+        # Told after each walk: the walk's garbage can be given back (Repository.after_walk).
+        self._after_walk = indexed
         self._lock = threading.Lock()
         self._indexed_tip: Optional[pygit2.Oid] = None
-        # day -> [(time, name, oid)], oldest first. No second index by name: a day holds a
-        # few commits, and one entry per commit keeps a history of 170,000 commits small.
-        self._days: dict[str, list[tuple[int, str, pygit2.Oid]]] = {}
+        self._days: dict[str, Day] = {}
         self._sorted: Optional[list[str]] = None  # days newest first; None once the index changes
-        # full hex sha -> (day, name), built by the first by_prefix: listing and walking
-        # history/ never ask, and it was the biggest part of the index (~3 MB for 17,000 commits).
-        self._by_sha: Optional[dict[str, tuple[str, str]]] = None
-        self._shas: Optional[list[str]] = None  # the keys of _by_sha, sorted; None once the index changes
+        # Every raw id sorted, with the day of each, built by the first by_prefix: listing and
+        # walking history/ never ask. None once the index changes.
+        self._by_id: Optional[tuple[bytes, list[str]]] = None
 
     def days(self) -> list[str]:
         """Days with commits, newest first."""
@@ -58,21 +111,21 @@ class CommitDays:
         """(day, (first, last) commit time) of every day, newest first."""
         with self._lock:
             self._refresh()
-            return [(day, (self._days[day][0][0], self._days[day][-1][0])) for day in self._newest_first()]
+            return [(day, (self._days[day].times[0], self._days[day].times[-1])) for day in self._newest_first()]
 
     def newest_time(self) -> Optional[int]:
         """Commit time of the newest commit (by day, then time), or None without commits."""
         with self._lock:
             self._refresh()
             days = self._newest_first()
-            return self._days[days[0]][-1][0] if days else None
+            return self._days[days[0]].times[-1] if days else None
 
     def entries(self, day: str) -> Optional[list[tuple[str, int]]]:
         """(name, commit time) of a day's commits, oldest first; None for a day without commits."""
         with self._lock:
             self._refresh()
-            entries = self._days.get(day)
-            return None if entries is None else [(name, timestamp) for timestamp, name, _oid in entries]
+            found = self._days.get(day)
+            return None if found is None else list(zip(found.names(), found.times))
 
     def _newest_first(self) -> list[str]:
         if self._sorted is None:
@@ -83,23 +136,27 @@ class CommitDays:
         """Commit folder names of a day, oldest first; None for a day without commits."""
         with self._lock:
             self._refresh()
-            entries = self._days.get(day)
-            return None if entries is None else [name for _time, name, _oid in entries]
+            found = self._days.get(day)
+            return None if found is None else found.names()
 
     def span(self, day: str) -> Optional[tuple[int, int]]:
         """(first, last) commit time of a day."""
         with self._lock:
             self._refresh()
-            entries = self._days.get(day)
-            return None if not entries else (entries[0][0], entries[-1][0])
+            found = self._days.get(day)
+            return None if not found else (found.times[0], found.times[-1])
 
     def commit(self, day: str, name: str) -> Optional[tuple[pygit2.Oid, int]]:
         """(oid, commit time) of the commit listed as day/name, or None."""
         with self._lock:
             self._refresh()
-            for timestamp, entry_name, oid in self._days.get(day, ()):
-                if entry_name == name:
-                    return oid, timestamp
+            found = self._days.get(day)
+            if found is None:
+                return None
+            for index, when in enumerate(found.times):
+                raw = found.raw_id(index)
+                if _name(raw, when) == name:
+                    return pygit2.Oid(raw=raw), when
             return None
 
     def by_prefix(self, prefix: str) -> Optional[tuple[str, str]]:
@@ -109,16 +166,30 @@ class CommitDays:
             return None
         with self._lock:
             self._refresh()
-            by_sha = self._by_sha
-            if by_sha is None:
-                by_sha = self._by_sha = {}
-                for day, entries in self._days.items():
-                    _index_shas(by_sha, day, entries)
-            if self._shas is None:
-                self._shas = sorted(by_sha)
-            start = bisect.bisect_left(self._shas, prefix)
-            found = [sha for sha in self._shas[start:start + 2] if sha.startswith(prefix)]
-            return by_sha[found[0]] if len(found) == 1 else None
+            if self._by_id is None:
+                self._by_id = self._sorted_ids()
+            ids, days = self._by_id
+            try:
+                low = bytes.fromhex(prefix + "0" * (len(prefix) % 2))  # the smallest id with that prefix
+            except ValueError:
+                return None
+            start = bisect.bisect_left(_IdList(ids), low)
+            found = [index for index in range(start, min(start + 2, len(days)))
+                     if ids[index * ID_BYTES:(index + 1) * ID_BYTES].hex().startswith(prefix)]
+            if len(found) != 1:
+                return None
+            day = days[found[0]]
+            raw = ids[found[0] * ID_BYTES:(found[0] + 1) * ID_BYTES]
+            entries = self._days[day]
+            for index, when in enumerate(entries.times):
+                if entries.raw_id(index) == raw:
+                    return day, _name(raw, when)
+            return None
+
+    def _sorted_ids(self) -> tuple[bytes, list[str]]:
+        pairs = sorted((day_entries.raw_id(index), day) for day, day_entries in self._days.items()
+                       for index in range(len(day_entries)))
+        return b"".join(raw for raw, _day in pairs), [day for _raw, day in pairs]
 
     def _refresh(self) -> None:
         moves = self._moves() if self._moves is not None else None
@@ -129,30 +200,97 @@ class CommitDays:
         if tip == self._indexed_tip:
             return
         self._sorted = None
-        self._shas = None
+        self._by_id = None
         if self._indexed_tip is None or tip is None or not self._is_ancestor(self._indexed_tip, tip):
-            self._days, self._by_sha = {}, None
+            self._days = {}
             hide = None
         else:
             hide = self._indexed_tip
         if tip is not None:
             self._add(self._walk(tip, hide))
+            if self._after_walk is not None:
+                self._after_walk()
         self._indexed_tip = tip
 
-    def _add(self, commits) -> None:
-        new: dict[str, list[tuple[int, str, pygit2.Oid]]] = {}
-        for oid, timestamp in commits:  # newest first
-            day, name = day_and_name(str(oid), timestamp)
-            new.setdefault(day, []).append((timestamp, name, oid))
-        for day, entries in new.items():
-            entries.reverse()
-            if self._by_sha is not None:
-                _index_shas(self._by_sha, day, entries)
-            merged = self._days.get(day, []) + entries
-            merged.sort(key=lambda entry: entry[0])  # stable: same-second commits keep walk order
-            self._days[day] = merged
+    def _add(self, commits: Iterable[tuple[pygit2.Oid, int]]) -> None:
+        """Index walked commits (newest first). A walk goes through a day's commits one
+        after another: each run of one day goes straight into flat buffers, with no
+        Python object kept per commit (the heap they would fragment stays with the daemon)."""
+        runs: dict[str, list[tuple[array, bytearray]]] = {}
+        day_of = _DayOf()
+        day, times, ids = None, array("q"), bytearray()
+        for oid, timestamp in commits:
+            this_day = day_of(timestamp)
+            if this_day != day:
+                if day is not None:
+                    runs.setdefault(day, []).append((times, ids))
+                day, times, ids = this_day, array("q"), bytearray()
+            times.append(timestamp)
+            ids += oid.raw
+        if day is not None:
+            runs.setdefault(day, []).append((times, ids))
+        for day, day_runs in runs.items():
+            self._days[day] = _merge_runs(self._days.get(day), day_runs)
 
 
-def _index_shas(by_sha: dict[str, tuple[str, str]], day: str, entries: list[tuple[int, str, pygit2.Oid]]) -> None:
-    for _time, name, oid in entries:
-        by_sha[str(oid)] = (day, name)
+def _merge_runs(known: Optional[Day], runs: list[tuple[array, bytearray]]) -> Day:
+    """A day from the commits it had and runs of new ones (each newest first, as walked)."""
+    if known is None and len(runs) == 1:
+        times, ids = runs[0]
+        times.reverse()
+        count = len(times)
+        oldest_first = b"".join(ids[(count - 1 - index) * ID_BYTES:(count - index) * ID_BYTES]
+                                for index in range(count))
+        if all(times[index] <= times[index + 1] for index in range(count - 1)):
+            return Day(times, oldest_first)  # the usual case: already in time order
+        return Day(array("q"), b"").merged(list(zip(times, _split(oldest_first))))
+    commits: list[tuple[int, bytes]] = []
+    for times, ids in reversed(runs):  # the oldest run first
+        count = len(times)
+        commits += [(times[index], bytes(ids[index * ID_BYTES:(index + 1) * ID_BYTES]))
+                    for index in reversed(range(count))]
+    return (known or Day(array("q"), b"")).merged(commits)
+
+
+def _split(ids: bytes) -> list[bytes]:
+    return [ids[index:index + ID_BYTES] for index in range(0, len(ids), ID_BYTES)]
+
+
+def _midnight(timestamp: int) -> Optional[int]:
+    """The start of timestamp's local day, if that day has one UTC offset throughout (else None)."""
+    local = time.localtime(timestamp)
+    start = timestamp - (local.tm_hour * 3600 + local.tm_min * 60 + local.tm_sec)
+    offset = local.tm_gmtoff
+    if time.localtime(start).tm_gmtoff != offset or time.localtime(start + 86399).tm_gmtoff != offset:
+        return None
+    return start
+
+
+class _DayOf:
+    """The local day of a time, a strftime only when the time leaves the last day seen
+    (a walk goes through a day's commits one after another)."""
+
+    def __init__(self):
+        self._low = self._high = 0  # [low, high): the times of the day last computed
+        self._day = ""
+
+    def __call__(self, timestamp: int) -> str:
+        if not self._low <= timestamp < self._high:
+            self._day = time.strftime("%Y-%m-%d", time.localtime(timestamp))
+            start = _midnight(timestamp)
+            # A day with a change of UTC offset: no shortcut.
+            self._low, self._high = (start, start + 86400) if start is not None else (timestamp, timestamp + 1)
+        return self._day
+
+
+class _IdList:
+    """The raw ids in one bytes object, seen as a sorted sequence for bisect."""
+
+    def __init__(self, ids: bytes):
+        self._ids = ids
+
+    def __len__(self) -> int:
+        return len(self._ids) // ID_BYTES
+
+    def __getitem__(self, index: int) -> bytes:
+        return self._ids[index * ID_BYTES:(index + 1) * ID_BYTES]

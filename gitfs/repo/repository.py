@@ -22,6 +22,7 @@ from typing import Callable, Optional, cast
 import pygit2
 
 from gitfs.repo import compat, staging
+from gitfs.repo.blobstream import BlobReader, ObjectFiles
 from gitfs.repo.compat import DeltaStatus, FileStatus, SortMode
 from gitfs.repo.errors import GitCoreError, NotADirectory, PathNotFound
 from gitfs.repo.filemodes import (  # noqa: F401
@@ -70,6 +71,7 @@ class Repository:
         self._sizes: dict[pygit2.Oid, int] = {}  # blob oid -> size, bounded by BLOB_SIZES
         # Paths of the branch this disk cannot hold: left out of the working tree, kept in the index.
         self.skipped = SkippedPaths(os.path.join(self.path, GIT_DIR, "gitfs-skipped-paths"))
+        self._object_files = ObjectFiles(os.path.join(self.path, GIT_DIR, "objects"))
         # The branch moves only through this object (the sync worker's commits and merges):
         # `branch_moves` counts the moves, so readers that index the branch (CommitDays)
         # need not read the ref at every call; `on_branch_moved(old, new)` is told of each.
@@ -228,6 +230,13 @@ class Repository:
 
     def blob_bytes(self, oid: pygit2.Oid) -> bytes:
         return bytes(self.blob_buffer(oid))
+
+    def blob_reader(self, oid: pygit2.Oid) -> BlobReader:
+        """The blob's bytes for reading at offsets (an open history/ file), streamed from its
+        object file where it has one, never whole in memory; nothing is read before the first read."""
+        hex_id, raw_id = str(oid), oid.raw
+        return BlobReader(self.blob_size(oid), lambda: self._object_files.locate(hex_id, raw_id),
+                          lambda: self.blob_buffer(oid))
 
     def blob_buffer(self, oid: pygit2.Oid) -> memoryview:
         """A read-only view of the blob's bytes, inflated once, never copied.

@@ -1,28 +1,31 @@
 """history/<day>/<HH-MM-SS>-<sha10>/...: one commit's tree, read-only.
 
 Paths are looked up component by component, from the commit's tree (its oid
-kept on the view, so no commit is parsed per call). An open file keeps its blob
-on its handle (in the mount's HandleTable), inflated on the first read, not at
-open: a file opened again while the kernel's page cache holds it (kept across
-opens, see router.open) costs no inflation at all. Reading a big file in 128 KiB
-chunks inflates it once, into a pygit2 Blob read through a memoryview, never
-copied whole; the blob is freed when the file is released.
+kept on the view, so no commit is parsed per call). An open file keeps a reader of
+its blob on its handle (in the mount's HandleTable, Repository.blob_reader), which
+reads nothing before the first read: a file opened again while the kernel's page
+cache holds it (kept across opens, see router.open) costs no inflation at all.
+Reading a file in order streams it out of its object file, never whole in memory;
+the reader is closed when the file is released.
 """
 
 from __future__ import annotations
 
 import errno
+import logging
 import stat
-import threading
 from typing import Optional, Protocol
 
 import pygit2
 from mfusepy import FuseOSError
 
 from gitfs.handles import HandleTable, OpenFile
+from gitfs.repo.blobstream import CorruptObject
 from gitfs.repo.errors import NotADirectory, PathNotFound
 from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, FILEMODE_TREE, Repository, TreeItem
 from gitfs.views.base import NS, Owner, ReadOnlyView, directory_stat, is_write_open
+
+log = logging.getLogger(__name__)
 
 
 class BlobEntry(Protocol):
@@ -33,34 +36,6 @@ class BlobEntry(Protocol):
 
     @property
     def oid(self) -> pygit2.Oid: ...
-
-
-class LazyBlob:
-    """An open history file's bytes: inflated on the first read, dropped at release."""
-
-    __slots__ = ("_repo", "_oid", "_buffer", "_lock")
-
-    def __init__(self, repo: Repository, oid: pygit2.Oid):
-        self._repo = repo
-        self._oid = oid
-        self._buffer: Optional[memoryview] = None
-        self._lock = threading.Lock()
-
-    @property
-    def loaded(self) -> bool:
-        return self._buffer is not None
-
-    def read(self, size: int, offset: int) -> memoryview:
-        buffer = self._buffer
-        if buffer is None:
-            with self._lock:  # two threads reading at once inflate it once
-                if self._buffer is None:
-                    self._buffer = self._repo.blob_buffer(self._oid)
-                buffer = self._buffer
-        return buffer[offset:offset + size]  # no copy: GitFSFUSE.read copies it into libfuse's buffer
-
-    def release(self) -> None:
-        self._buffer = None  # the last reference: libgit2's buffer is freed now
 
 
 def blob_stat(owner: Owner, git_mode: int, size: int, when: int) -> dict:
@@ -75,14 +50,14 @@ def blob_stat(owner: Owner, git_mode: int, size: int, when: int) -> dict:
 
 
 class BlobView(ReadOnlyView):
-    """A read-only view whose files are blobs of `repo`: an open file keeps its blob (a
-    LazyBlob) on its handle in the mount's HandleTable, never on the view."""
+    """A read-only view whose files are blobs of `repo`: an open file keeps its blob's
+    reader (a blobstream.BlobReader) on its handle in the mount's HandleTable, never on the view."""
 
     repo: Repository
     handles: HandleTable
 
     def _open_blob(self, path: str, oid: pygit2.Oid) -> int:
-        return self.handles.add(OpenFile(path=path, data=LazyBlob(self.repo, oid)))
+        return self.handles.add(OpenFile(path=path, data=self.repo.blob_reader(oid)))
 
     def _link_text(self, oid: pygit2.Oid) -> str:
         return self.repo.blob_bytes(oid).decode("utf-8", "surrogateescape")
@@ -100,12 +75,16 @@ class BlobView(ReadOnlyView):
         return self._open_blob(path, entry.oid)
 
     def read(self, path, size, offset, fh):
-        return self.handles.get(fh).data.read(size, offset)
+        try:
+            return self.handles.get(fh).data.read(size, offset)
+        except CorruptObject as error:
+            log.error("cannot read %s: %s", path, error)
+            raise FuseOSError(errno.EIO) from None
 
     def release(self, path, fh):
         open_file = self.handles.pop(fh)
         if open_file is not None:
-            open_file.data.release()
+            open_file.data.close()
         return 0
 
 

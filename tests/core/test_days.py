@@ -173,3 +173,47 @@ def test_an_ambiguous_prefix_names_no_commit():
     assert days.by_prefix("abcdef1f") == day_and_name(shas[1], commits[1][1])
     assert days.by_prefix("abcdef2") == day_and_name(shas[2], commits[2][1])
     assert days.by_prefix("abcdef3") is None
+
+
+def synthetic_walk(commits):
+    """(oid, time) pairs oldest first from (raw id, time) pairs."""
+    import pygit2
+    return [(pygit2.Oid(raw=raw), when) for raw, when in commits]
+
+
+def synthetic_days(pairs):
+    """An index of (oid, time) pairs oldest first, walked newest first as the repository does."""
+    return CommitDays(lambda: pairs[-1][0], lambda tip, hide: reversed(pairs), lambda a, b: True)
+
+
+def test_the_index_keeps_no_python_object_per_commit(local_timezone):
+    import tracemalloc
+    local_timezone("UTC0")
+    count = 20_000
+    walk = synthetic_walk([(number.to_bytes(20, "big"), 1_600_000_000 + number * 300) for number in range(count)])
+    tracemalloc.start()
+    try:
+        days = synthetic_days(walk)
+        listed = sum(len(days.names(day)) for day in days.days())
+        held, _peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert listed == count
+    assert held / count < 60  # 8 bytes of time and 20 of id per commit, plus a little per day
+
+
+def test_a_day_walked_in_pieces_lists_its_commits_in_time_order(local_timezone):
+    # Committer clocks disagree: a child may be older than its parent, so one day's commits
+    # come in several runs of the walk. Oldest first by time; same second in walk order.
+    local_timezone("UTC0")
+    base = 1_600_000_000  # 2020-09-13 12:26:40 UTC
+    times = [base, base + 10, base - 86400, base + 5, base + 5, base + 20]
+    commits = [(bytes([number + 1]) * 20, when) for number, when in enumerate(times)]
+    days = synthetic_days(synthetic_walk(commits))
+    assert days.days() == ["2020-09-13", "2020-09-12"]
+    hexes = [raw.hex()[:10] for raw, _when in commits]
+    assert days.names("2020-09-13") == ["12-26-40-" + hexes[0], "12-26-45-" + hexes[3], "12-26-45-" + hexes[4],
+                                        "12-26-50-" + hexes[1], "12-27-00-" + hexes[5]]
+    oid, when = days.commit("2020-09-13", "12-26-45-" + hexes[4])
+    assert oid.raw == commits[4][0] and when == base + 5
+    assert days.by_prefix(commits[3][0].hex()[:8]) == ("2020-09-13", "12-26-45-" + hexes[3])

@@ -74,7 +74,7 @@ def history_remote(tmp_path, local_timezone):
 
 
 class CountingRepository(Repository):
-    """A real Repository that counts how often a blob is inflated."""
+    """A real Repository that counts how often libgit2 inflates a blob whole."""
 
     blob_reads = 0
 
@@ -208,28 +208,42 @@ def test_each_path_serves_its_own_bytes(history_remote, repo):
     assert read_all(later, "/b/file") == b"b's different bytes\n"
 
 
-def test_reading_in_chunks_inflates_the_blob_once(history_remote, repo):
+def test_reading_in_chunks_streams_the_blob_never_whole(history_remote, repo):
     view = commit_view(repo, history_remote.first)
     repo.blob_reads = 0
     assert read_all(view, "/big.bin", chunk=128 * 1024) == history_remote.big
-    assert repo.blob_reads == 1
+    assert repo.blob_reads == 0  # streamed from its object file, not inflated whole by libgit2
     assert view.handles.dirty_paths() == [] and view.handles.writers()[0] == 0
 
 
-def test_blob_is_inflated_on_first_read_and_dropped_at_release(history_remote, repo):
+def test_blob_is_read_on_first_read_and_dropped_at_release(history_remote, repo):
     view = commit_view(repo, history_remote.first)
     repo.blob_reads = 0
     fh = view.open("/big.bin", os.O_RDONLY)
     open_file = view.handles.get(fh)
-    assert repo.blob_reads == 0 and not open_file.data.loaded  # open alone: the page cache may serve it
+    assert not open_file.data.loaded  # open alone: the page cache may serve it
     assert view.read("/big.bin", 10, 5, fh) == history_remote.big[5:15]
     assert view.read("/big.bin", 128 * 1024, len(history_remote.big) - 3, fh) == history_remote.big[-3:]
-    assert repo.blob_reads == 1 and open_file.data.loaded
+    assert open_file.data.loaded and repo.blob_reads == 0
     view.release("/big.bin", fh)
     assert not open_file.data.loaded  # nothing big stays after release
     with pytest.raises(KeyError):
         view.handles.get(fh)
     view.release("/big.bin", fh)  # a second release is harmless
+
+
+def test_a_damaged_object_file_reads_as_eio(history_remote, repo):
+    view = commit_view(repo, history_remote.first)
+    oid = str(repo.tree_item(repo.git.revparse_single(history_remote.first).id, ["big.bin"]).oid)
+    path = history_remote.work / ".git" / "objects" / oid[:2] / oid[2:]
+    os.chmod(path, 0o644)
+    with open(path, "r+b") as handle:
+        handle.truncate(1000)
+    fh = view.open("/big.bin", os.O_RDONLY)
+    with pytest.raises(FuseOSError) as caught:
+        view.read("/big.bin", len(history_remote.big), 0, fh)
+    assert caught.value.errno == errno.EIO
+    view.release("/big.bin", fh)
 
 
 def testreaddir_with_attrs_gives_the_same_attributes_as_getattr(history_remote, repo):

@@ -1,0 +1,138 @@
+"""Where an object starts in a pack file, read from the pack's index (`.idx`, version 2).
+
+libgit2 answers only with a whole inflated object; to stream a big blob out of a
+pack, GitFS needs the object's offset, which libgit2 does not tell. The index
+format is git's documented on-disk format (gitformat-pack): a magic and version,
+256 cumulative counts by first byte, the sorted object ids, their CRCs, 4-byte
+offsets whose top bit points into a table of 8-byte ones.
+
+Thread-safe: the indexes are read-only maps of their files, replaced (never
+changed) under a lock when the pack folder's listing changes.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+import threading
+from typing import Optional
+
+IDX_MAGIC = b"\xfftOc"
+IDX_VERSION = 2
+FANOUT_AT = 8
+ENTRIES_AT = FANOUT_AT + 256 * 4
+SHA1_LENGTH = 20
+LARGE_OFFSET = 0x80000000
+
+# Object types in a pack entry's header (the deltas name a base instead of holding bytes).
+PACK_BLOB = 3
+ENTRY_HEADER_MAX = 16  # a type and a 64-bit size in 7-bit groups fit in 10 bytes
+
+
+class PackIndex:
+    """One pack's index, mapped read-only."""
+
+    def __init__(self, idx_path: str):
+        with open(idx_path, "rb") as handle:
+            self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        if len(self._map) < ENTRIES_AT or self._map[:4] != IDX_MAGIC or \
+                struct.unpack_from(">I", self._map, 4)[0] != IDX_VERSION:
+            self._map.close()
+            raise ValueError(f"{idx_path}: not a version 2 pack index")
+        self.count = self._fanout(255)
+        self._offsets_at = ENTRIES_AT + self.count * (SHA1_LENGTH + 4)
+        self._large_at = self._offsets_at + self.count * 4
+
+    def _fanout(self, byte: int) -> int:
+        return struct.unpack_from(">I", self._map, FANOUT_AT + byte * 4)[0]
+
+    def offset(self, raw_id: bytes) -> Optional[int]:
+        """Offset of the object in the pack file, or None if the pack lacks it."""
+        first = raw_id[0]
+        low, high = (self._fanout(first - 1) if first else 0), self._fanout(first)
+        names = self._map
+        while low < high:  # binary search in the sorted ids of that first byte
+            middle = (low + high) // 2
+            at = ENTRIES_AT + middle * SHA1_LENGTH
+            name = names[at:at + SHA1_LENGTH]
+            if name < raw_id:
+                low = middle + 1
+            elif name > raw_id:
+                high = middle
+            else:
+                offset = struct.unpack_from(">I", names, self._offsets_at + middle * 4)[0]
+                if offset & LARGE_OFFSET:
+                    offset = struct.unpack_from(">Q", names, self._large_at + (offset & ~LARGE_OFFSET) * 8)[0]
+                return offset
+        return None
+
+    def close(self) -> None:
+        self._map.close()
+
+
+def entry_header(pack_path: str, offset: int) -> tuple[int, int, int]:
+    """(type, size, offset of its zlib data) of the pack entry at offset."""
+    with open(pack_path, "rb", buffering=0) as handle:
+        header = os.pread(handle.fileno(), ENTRY_HEADER_MAX, offset)
+    byte = header[0]
+    kind, size, shift, used = (byte >> 4) & 7, byte & 15, 4, 1
+    while byte & 0x80:
+        if used >= len(header):
+            raise ValueError(f"{pack_path}: bad entry header at {offset}")
+        byte = header[used]
+        size |= (byte & 0x7F) << shift
+        shift += 7
+        used += 1
+    return kind, size, offset + used
+
+
+class PackIndexes:
+    """Every pack of one object folder: which pack holds an object, and where."""
+
+    def __init__(self, objects_dir: str):
+        self._pack_dir = os.path.join(objects_dir, "pack")
+        self._lock = threading.Lock()
+        self._indexes: dict[str, PackIndex] = {}  # pack path -> its index
+        self._listed: Optional[frozenset[str]] = None  # the .idx names last read
+
+    def find(self, raw_id: bytes) -> Optional[tuple[str, int]]:
+        """(pack path, offset) of the object, or None: not in any pack (or not a SHA-1 id).
+
+        Looks again at the pack folder only after a miss: a fetch adds packs."""
+        if len(raw_id) != SHA1_LENGTH:
+            return None
+        found = self._search(raw_id)
+        if found is None and self._relist():
+            found = self._search(raw_id)
+        return found
+
+    def _search(self, raw_id: bytes) -> Optional[tuple[str, int]]:
+        for pack, index in list(self._indexes.items()):
+            offset = index.offset(raw_id)
+            if offset is not None:
+                return pack, offset
+        return None
+
+    def _relist(self) -> bool:
+        """Read the pack folder again; True if its packs changed."""
+        try:
+            names = frozenset(name for name in os.listdir(self._pack_dir) if name.endswith(".idx"))
+        except OSError:
+            names = frozenset()
+        with self._lock:
+            if names == self._listed:
+                return False
+            indexes: dict[str, PackIndex] = {}
+            for name in sorted(names):
+                pack = os.path.join(self._pack_dir, name[:-len(".idx")] + ".pack")
+                index = self._indexes.get(pack)
+                if index is None:
+                    try:
+                        index = PackIndex(os.path.join(self._pack_dir, name))
+                    except (OSError, ValueError):
+                        continue  # being written, or a format this reader does not know: libgit2 reads it
+                indexes[pack] = index
+            # Dropped packs' maps are left to the garbage collector: a reader may still hold one.
+            self._indexes, self._listed = indexes, names
+            return True

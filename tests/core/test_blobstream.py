@@ -1,0 +1,212 @@
+"""Layer 1: blobs streamed out of their object files (gitfs/repo/blobstream.py,
+packindex.py) on real repositories written by git: loose objects, whole objects in
+a pack, deltas (libgit2's to read), damaged files.
+"""
+
+import os
+import random
+import threading
+import zlib
+
+import pytest
+
+from gitfs.repo import blobstream
+from gitfs.repo.blobstream import CorruptObject
+from gitfs.repo.packindex import PackIndex
+from gitfs.repo.repository import Repository
+from helpers import Remote, git
+
+SIZE = 2 * 1024 * 1024 + 333
+CHUNK = 128 * 1024
+
+
+class CountingRepository(Repository):
+    """A real Repository that counts how often libgit2 inflates a blob whole."""
+
+    whole_reads = 0
+
+    def blob_buffer(self, oid):
+        self.whole_reads += 1
+        return super().blob_buffer(oid)
+
+
+@pytest.fixture
+def remote(tmp_path):
+    remote = Remote(tmp_path / "blobs")
+    rng = random.Random(5)
+    remote.big = rng.randbytes(SIZE)
+    text = "".join(f"line {number} of a text that git will store as a delta\n" for number in range(20000))
+    remote.text_old, remote.text_new = text.encode(), (text + "one more line\n").encode()
+    remote.commit({"big.bin": remote.big, "text.txt": remote.text_old}, "first")
+    remote.commit({"text.txt": remote.text_new, "small": b"tiny\n"}, "second")
+    return remote
+
+
+@pytest.fixture
+def small_window(monkeypatch):
+    monkeypatch.setattr(blobstream, "WINDOW", 256 * 1024)
+    monkeypatch.setattr(blobstream, "MAX_INFLATE", 64 * 1024)
+
+
+def repository(remote):
+    return CountingRepository(str(remote.work), remote.branch)
+
+
+def blob_id(repo, path, rev="HEAD"):
+    return repo.git.revparse_single(f"{rev}:{path}").id
+
+
+def read_in_order(reader, chunk=CHUNK):
+    pieces, offset = [], 0
+    while piece := reader.read(chunk, offset):
+        pieces.append(bytes(piece))
+        offset += len(piece)
+    return b"".join(pieces)
+
+
+def repack(remote):
+    git("repack", "-q", "-a", "-d", "-f", "--depth=50", "--window=50", cwd=remote.work)
+    git("prune-packed", cwd=remote.work)
+
+
+def loose_path(remote, oid):
+    return remote.work / ".git" / "objects" / str(oid)[:2] / str(oid)[2:]
+
+
+def test_a_loose_blob_is_streamed_from_its_file_never_whole(remote):
+    repo = repository(remote)
+    oid = blob_id(repo, "big.bin")
+    assert loose_path(remote, oid).exists()  # git commits loose objects
+    reader = repo.blob_reader(oid)
+    assert not reader.loaded
+    assert read_in_order(reader) == remote.big
+    assert reader.read(CHUNK, SIZE) == b"" and reader.read(CHUNK, SIZE + 10) == b""
+    reader.close()
+    assert not reader.loaded and repo.whole_reads == 0
+
+
+def test_a_whole_blob_in_a_pack_is_streamed_from_the_pack(remote):
+    repack(remote)
+    repo = repository(remote)
+    oid = blob_id(repo, "big.bin")
+    assert not loose_path(remote, oid).exists()
+    where = repo._object_files.locate(str(oid), oid.raw)
+    assert where is not None and where[0].endswith(".pack") and where[1] > 0
+    for path, content in (("big.bin", remote.big), ("text.txt", remote.text_new), ("small", b"tiny\n")):
+        reader = repo.blob_reader(blob_id(repo, path))
+        assert read_in_order(reader, chunk=100_000) == content, path
+        reader.close()
+
+
+def test_a_delta_in_a_pack_is_read_whole_by_libgit2(remote):
+    repack(remote)
+    repo = repository(remote)
+    old = blob_id(repo, "text.txt", "HEAD~1")
+    assert repo._object_files.locate(str(old), old.raw) is None  # stored as a delta of the new text
+    reader = repo.blob_reader(old)
+    assert read_in_order(reader) == remote.text_old
+    assert repo.whole_reads == 1
+
+
+def test_a_pack_index_finds_every_object_git_lists(remote):
+    repack(remote)
+    pack_dir = remote.work / ".git" / "objects" / "pack"
+    (idx,) = [name for name in os.listdir(pack_dir) if name.endswith(".idx")]
+    index = PackIndex(str(pack_dir / idx))
+    listed = git("verify-pack", "-v", str(pack_dir / idx)).splitlines()
+    objects = [line.split() for line in listed if len(line.split()) >= 5 and len(line.split()[0]) == 40]
+    assert index.count == len(objects)
+    for fields in objects:
+        assert index.offset(bytes.fromhex(fields[0])) == int(fields[4])
+    assert index.offset(bytes(20)) is None and index.offset(b"\xff" * 20) is None
+
+
+def test_a_fetched_pack_is_found_after_the_first_lookup(remote):
+    repack(remote)
+    repo = repository(remote)
+    first = blob_id(repo, "big.bin")
+    assert repo._object_files.locate(str(first), first.raw) is not None  # packs listed now
+    new = remote.commit({"later.bin": os.urandom(300_000)}, "later")
+    repack(remote)  # a second pack-or-one-new-pack: the listing changed
+    oid = blob_id(repo, "later.bin", new)
+    where = repo._object_files.locate(str(oid), oid.raw)
+    assert where is not None and where[0].endswith(".pack")
+
+
+def test_reads_out_of_order_within_the_window_need_no_second_pass(remote, small_window):
+    repo = repository(remote)
+    oid = blob_id(repo, "big.bin")
+    reader = repo.blob_reader(oid)
+    offsets = list(range(0, SIZE, CHUNK))
+    for first in range(0, len(offsets), 2):  # pairs swapped, as two readahead threads may
+        for offset in reversed(offsets[first:first + 2]):
+            assert reader.read(CHUNK, offset) == remote.big[offset:offset + CHUNK]
+    assert reader._starts == 1 and repo.whole_reads == 0
+
+
+def test_a_read_before_the_window_starts_again_once_then_reads_whole(remote, small_window):
+    repo = repository(remote)
+    reader = repo.blob_reader(blob_id(repo, "big.bin"))
+    assert reader.read(100, SIZE - 100) == remote.big[-100:]  # a zip reader looks at the end first
+    assert reader.read(CHUNK, 0) == remote.big[:CHUNK]  # then from the top: one more pass
+    assert reader._starts == 2 and repo.whole_reads == 0
+    assert reader.read(CHUNK, SIZE - CHUNK) == remote.big[-CHUNK:]
+    assert reader.read(CHUNK, 1000) == remote.big[1000:1000 + CHUNK]  # back again: whole now
+    assert repo.whole_reads == 1
+    assert read_in_order(reader) == remote.big
+    reader.close()
+    assert not reader.loaded
+
+
+def test_the_stream_keeps_only_its_window(remote, small_window):
+    repo = repository(remote)
+    reader = repo.blob_reader(blob_id(repo, "big.bin"))
+    assert read_in_order(reader, chunk=4096) == remote.big
+    kept = reader._stream._kept
+    assert kept <= blobstream.WINDOW + blobstream.MAX_INFLATE
+
+
+def test_threads_reading_one_file_at_once_get_the_right_bytes(remote):
+    repo = repository(remote)
+    reader = repo.blob_reader(blob_id(repo, "big.bin"))
+    offsets = list(range(0, SIZE, CHUNK))
+    wrong = []
+
+    def read(mine):
+        for offset in mine:
+            if bytes(reader.read(CHUNK, offset)) != remote.big[offset:offset + CHUNK]:
+                wrong.append(offset)
+
+    threads = [threading.Thread(target=read, args=(offsets[start::4],)) for start in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert wrong == []
+
+
+def test_a_truncated_loose_object_is_a_corrupt_object(remote):
+    repo = repository(remote)
+    oid = blob_id(repo, "big.bin")
+    path = loose_path(remote, oid)
+    os.chmod(path, 0o644)
+    with open(path, "r+b") as handle:
+        handle.truncate(os.path.getsize(path) // 2)
+    reader = repo.blob_reader(oid)
+    assert reader.read(CHUNK, 0) == remote.big[:CHUNK]
+    with pytest.raises(CorruptObject):
+        read_in_order(reader)
+
+
+def test_a_loose_object_of_the_wrong_size_or_garbage_is_a_corrupt_object(remote):
+    repo = repository(remote)
+    oid = blob_id(repo, "small")
+    path = loose_path(remote, oid)
+    os.chmod(path, 0o644)
+    path.write_bytes(zlib.compress(b"blob 4\0tiny"))  # the size libgit2 reads from the header differs
+    repo._sizes[oid] = 5
+    with pytest.raises(CorruptObject):
+        repo.blob_reader(oid).read(10, 0)
+    path.write_bytes(b"not zlib at all")
+    with pytest.raises(CorruptObject):
+        repo.blob_reader(oid).read(10, 0)
