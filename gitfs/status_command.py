@@ -57,6 +57,9 @@ def format_status(state: dict, mount_point: str = "MOUNTPOINT") -> str:
     if len(conflicts) > RECENT_CONFLICTS:
         lines.append(f"             and {len(conflicts) - RECENT_CONFLICTS} earlier conflicts: "
                      f"{os.path.join(mount_point, STATUS_DIR, CONFLICTS_DIR)}/")
+    for missing in state.get("lfs_missing", []):
+        lines.append(f"LFS missing: {missing['path']} (object {missing['oid']}) at {missing['time']}: "
+                     f"{missing['error']}")
     return "\n".join(lines)
 
 

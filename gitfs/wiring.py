@@ -14,6 +14,7 @@ from mfusepy import FuseOSError
 
 from gitfs.fuse_binding import KernelCache
 from gitfs.handles import HandleTable
+from gitfs.lfs import setup as lfs_setup
 from gitfs.options import Options
 from gitfs.repo import remote as remote_ops
 from gitfs.repo.conflicts import ConflictLog
@@ -70,6 +71,8 @@ class Mount:
         repo.on_branch_moved = self._branch_moved
         self.status = SyncStatus(remote=remote_ops.redact_url(options.remote_url), branch=repo.branch,
                                  pending=self.pending)
+        # Git LFS: a pointer blob of a filter=lfs path reads as its object (gitfs/lfs).
+        repo.lfs = lfs_setup.content_for(repo, options.remote_url, on_missing=self.status.lfs_missing)
         self.conflict_log = ConflictLog(repo)
         self.versions = FileVersions(repo)
         self.metrics = Metrics(pending=self.pending)

@@ -8,7 +8,12 @@ class LfsError(GitCoreError):
 
 
 class UnsupportedPointer(LfsError):
-    """A pointer with extensions: its content needs an external program to rebuild."""
+    """A pointer with extensions: its content needs an external program to rebuild.
+    `pointer` is what it names (the object the extensions' output was stored as)."""
+
+    def __init__(self, message: str, pointer: object = None):
+        super().__init__(message)
+        self.pointer = pointer
 
 
 class ObjectMissing(LfsError):

@@ -83,5 +83,5 @@ def parse(data: bytes) -> Optional[Pointer]:
     pointer = Pointer(oid, int(values["size"]))
     if extensions:
         raise UnsupportedPointer(f"LFS object {oid} needs the extensions {', '.join(extensions)}, "
-                                 "which GitFS cannot run")
+                                 "which GitFS cannot run", pointer)
     return pointer

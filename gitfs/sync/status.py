@@ -22,6 +22,7 @@ def _now(timestamp: Optional[float] = None) -> str:
 
 class SyncStatus:
     MAX_CONFLICTS = 50
+    MAX_LFS_MISSING = 50
 
     def __init__(self, *, remote: str, branch: str, pending: Callable[[], dict]):
         self._lock = threading.Lock()
@@ -29,6 +30,7 @@ class SyncStatus:
         self._state: dict[str, Any] = {
             "remote": remote, "branch": branch,
             "last_fetch": None, "last_push": None, "last_error": None, "conflicts": [],
+            "lfs_missing": [],
         }
 
     def _record(self, key: str, ok: bool, error: Optional[str] = None) -> None:
@@ -59,6 +61,13 @@ class SyncStatus:
             entries.extend({"time": _now(timestamp), "path": path, "remote_commit": str(remote_commit),
                             "file": files.get(path)} for path in paths)
             del entries[:-self.MAX_CONFLICTS]
+
+    def lfs_missing(self, path: str, oid: str, why: str) -> None:
+        """A Git LFS object that cannot be had: its file reads as an error (gitfs/lfs)."""
+        with self._lock:
+            entries = self._state["lfs_missing"]
+            entries.append({"time": _now(), "path": path, "oid": oid, "error": why})
+            del entries[:-self.MAX_LFS_MISSING]
 
     def snapshot(self) -> dict:
         with self._lock:

@@ -1,0 +1,38 @@
+"""Whether a mount uses Git LFS, and with which stores.
+
+LFS is on when the branch tip's top .gitattributes has a filter=lfs rule. The clone's
+store is its .git/lfs; the remote's, for a path or file:// remote, is its own lfs/
+folder (git-lfs's standalone layout). Remotes reached over the network keep showing
+pointers as they are, until GitFS speaks the LFS batch API.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Callable, Optional
+
+from gitfs.lfs import attributes
+from gitfs.lfs.content import LfsContent
+from gitfs.lfs.store import ObjectStore, standalone_store
+from gitfs.lfs.transfer import StandaloneTransfer
+from gitfs.repo.filemodes import GIT_DIR
+from gitfs.repo.repository import Repository
+
+log = logging.getLogger(__name__)
+
+
+def content_for(repo: Repository, remote_url: str, *,
+                on_missing: Optional[Callable[[str, str, str], None]] = None) -> Optional[LfsContent]:
+    """The LfsContent of a mount, or None when the repository does not use LFS."""
+    tip = repo.branch_tip()
+    if tip is None or not attributes.tree_uses_lfs(repo.git, repo.root_tree(tip)):
+        return None
+    remote = standalone_store(remote_url)
+    if remote is None:
+        log.warning("the repository uses Git LFS; objects on a server are not read yet: "
+                    "LFS files show their pointers")
+        return None
+    local = ObjectStore.of_clone(os.path.join(repo.path, GIT_DIR))
+    log.info("Git LFS: objects in %s, from %s", local.root, remote.root)
+    return LfsContent(local, StandaloneTransfer(local, remote), on_missing=on_missing)
