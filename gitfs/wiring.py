@@ -14,6 +14,8 @@ from mfusepy import FuseOSError
 
 from gitfs.fuse_binding import KernelCache
 from gitfs.handles import HandleTable
+from gitfs.lfs import attributes
+from gitfs.lfs import checkout as lfs_checkout
 from gitfs.lfs import setup as lfs_setup
 from gitfs.options import Options
 from gitfs.repo import remote as remote_ops
@@ -73,6 +75,7 @@ class Mount:
                                  pending=self.pending)
         # Git LFS: a pointer blob of a filter=lfs path reads as its object (gitfs/lfs).
         repo.lfs = lfs_setup.content_for(repo, options.remote_url, on_missing=self.status.lfs_missing)
+        lfs_checkout.check_out_tip(repo)  # the working tree's LFS files hold their content
         self.conflict_log = ConflictLog(repo)
         self.versions = FileVersions(repo)
         self.metrics = Metrics(pending=self.pending)
@@ -217,7 +220,12 @@ class Views:
     def current(self) -> CurrentView:
         extra = (self.options.history_path,) if not self.options.current_path else ()
         return CurrentView(self.owner, self.repo.workdir, self.handles, self.sync_state, self.jobs,
-                           max_size=self.options.max_size_bytes, extra_root_entries=extra)
+                           max_size=self.options.max_size_bytes, extra_root_entries=extra,
+                           lfs_path=self._lfs_path)
+
+    def _lfs_path(self, relative: str) -> bool:
+        """Whether a working-tree path is an LFS file's (Git LFS on, a filter=lfs rule)."""
+        return self.repo.lfs is not None and attributes.is_lfs_path(self.repo.git, relative)
 
     def index(self) -> IndexView:
         return IndexView(self.owner, entries=[self.options.current_path, self.options.history_path],

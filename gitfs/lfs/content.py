@@ -24,6 +24,7 @@ import pygit2
 from gitfs.lfs import attributes, pointer
 from gitfs.lfs.errors import LfsError, ObjectMissing, UnsupportedPointer
 from gitfs.lfs.pointer import Pointer
+from gitfs.lfs.staging import Cleaner
 from gitfs.lfs.store import ObjectStore
 from gitfs.lfs.transfer import Transfer
 
@@ -54,6 +55,7 @@ class LfsContent:
                  on_missing: Optional[Callable[[str, str, str], None]] = None):
         self.store = store
         self.transfer = transfer
+        self.cleaner = Cleaner(store)  # the working tree's files to pointers (staging.py)
         self.on_missing = on_missing  # (path, oid, why): the status file's entry
         self._pointers: dict[pygit2.Oid, Optional[Pointer]] = {}
         self._unsupported: dict[str, str] = {}  # oid -> why, for pointers with extensions

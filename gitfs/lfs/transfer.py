@@ -22,6 +22,10 @@ class Transfer(Protocol):
         """Bring the objects into the clone's store; {oid: why} of those that are not there."""
         ...
 
+    def upload(self, pointers: Sequence[Pointer]) -> dict[str, str]:
+        """Put the objects of the clone's store on the remote; {oid: why} of those that failed."""
+        ...
+
 
 class StandaloneTransfer:
     """A path or file:// remote: objects are copied to and from its own store."""
@@ -39,6 +43,15 @@ class StandaloneTransfer:
                 failed[pointer.oid] = _why(error)
         return failed
 
+    def upload(self, pointers: Sequence[Pointer]) -> dict[str, str]:
+        failed = {}
+        for pointer in pointers:
+            try:
+                self.local.copy_to(self.remote, pointer)
+            except (LfsError, OSError) as error:
+                failed[pointer.oid] = _why(error)
+        return failed
+
 
 class NoTransfer:
     """A remote GitFS cannot reach LFS objects on (yet): every object is missing."""
@@ -47,6 +60,9 @@ class NoTransfer:
         self.why = why
 
     def download(self, pointers: Sequence[Pointer]) -> dict[str, str]:
+        return {pointer.oid: self.why for pointer in pointers}
+
+    def upload(self, pointers: Sequence[Pointer]) -> dict[str, str]:
         return {pointer.oid: self.why for pointer in pointers}
 
 

@@ -37,6 +37,7 @@ from gitfs.repo.filemodes import (  # noqa: F401
 if TYPE_CHECKING:
     from gitfs.lfs.content import LfsContent
     from gitfs.lfs.pointer import Pointer
+    from gitfs.lfs.staging import Cleaner
 
 log = logging.getLogger(__name__)
 
@@ -276,13 +277,21 @@ class Repository:
         """Make the index match the working tree at each path and below it (staging.py)."""
         index = self.index()
         with _undone_on_failure(index):
-            staging.stage_paths(self.git, self.workdir, index, paths)
+            staging.stage_paths(self.git, self.workdir, index, paths, self._lfs_cleaner())
 
     def stage_everything(self) -> None:
         """Make the index match the whole working tree, as `git add -A` would (staging.py)."""
         index = self.index()
         with _undone_on_failure(index):
-            staging.stage_everything(self.git, self.workdir, index)
+            staging.stage_everything(self.git, self.workdir, index, self._lfs_cleaner())
+
+    def prepare_staging(self, paths: Iterable[str]) -> None:
+        """Work staging can do before writes are frozen: LFS files hashed into the store."""
+        if self.lfs is not None:
+            self.lfs.cleaner.prepare(self.git, self.workdir, paths)
+
+    def _lfs_cleaner(self) -> Optional[Cleaner]:
+        return self.lfs.cleaner if self.lfs is not None else None
 
     def commit_index(self, message: str, signature: pygit2.Signature) -> Optional[pygit2.Oid]:
         """Commit the index on the branch; None when it equals the tip's tree."""

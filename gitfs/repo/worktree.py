@@ -18,10 +18,12 @@ import shutil
 import tempfile
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Protocol, cast
+from typing import BinaryIO, Protocol, cast
 
 import pygit2
 
+from gitfs.lfs.checkout import open_object
+from gitfs.lfs.index_entry import add_with_stat
 from gitfs.repo.compat import DeltaStatus
 from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, Repository
 
@@ -75,6 +77,12 @@ def apply_changes(repo: Repository, changes: TreeChanges) -> list[str]:
     for entry in changes.writes:
         if entry.mode == FILEMODE_COMMIT:
             continue  # submodules are not checked out
+        lfs_object = open_object(repo, entry.path, entry.id, entry.mode)  # Git LFS: the content, not the pointer
+        if lfs_object is not None:
+            with lfs_object:
+                removed.extend(_write_file(repo, entry.path, entry.mode, lfs_object))
+            add_with_stat(index, entry.path, entry.id, entry.mode, os.lstat(repo.full_path(entry.path)))
+            continue
         removed.extend(_write_file(repo, entry.path, entry.mode, cast(pygit2.Blob, git[entry.id]).data))
         index.add(entry.path)
     index.write()
@@ -102,7 +110,7 @@ def _remove_file(repo: Repository, relative: str) -> list[str]:
     return removed
 
 
-def _write_file(repo: Repository, relative: str, mode: int, data: bytes) -> list[str]:
+def _write_file(repo: Repository, relative: str, mode: int, data: bytes | BinaryIO) -> list[str]:
     """Write the file (a new inode, renamed into place); the relative paths it replaced:
     itself (the old name now names another file) and files that stood where folders go."""
     full = repo.full_path(relative)
@@ -113,11 +121,14 @@ def _write_file(repo: Repository, relative: str, mode: int, data: bytes) -> list
         shutil.rmtree(full)  # the remote replaced a directory by a file
     if mode == FILEMODE_LINK:
         temporary = tempfile.mktemp(prefix=".gitfs-", dir=parent)
-        os.symlink(os.fsdecode(data), temporary)
+        os.symlink(os.fsdecode(cast(bytes, data)), temporary)  # a link is never an LFS object
     else:
         fd, temporary = tempfile.mkstemp(prefix=".gitfs-", dir=parent)
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            if isinstance(data, bytes):
+                handle.write(data)
+            else:
+                shutil.copyfileobj(data, handle, 1 << 20)  # an LFS object: in chunks, never whole
         os.chmod(temporary, 0o755 if mode == FILEMODE_EXEC else 0o644)
     os.replace(temporary, full)
     return replaced

@@ -12,7 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from typing import Optional
+from typing import Callable, Optional
 
 from mfusepy import FuseOSError
 
@@ -28,18 +28,20 @@ from gitfs.views.passthrough import PassthroughView, refuse_non_utf8
 
 class CurrentView(PassthroughView):
     def __init__(self, owner: Owner, root: str, handles: HandleTable, sync_state: SyncState,
-                 jobs: PendingJobs, *, max_size: int | None, extra_root_entries: tuple[str, ...] = ()):
+                 jobs: PendingJobs, *, max_size: int | None, extra_root_entries: tuple[str, ...] = (),
+                 lfs_path: Callable[[str], bool] = lambda _relative: False):
         super().__init__(owner, root)
         self.handles = handles
         self.sync_state = sync_state
         self.jobs = jobs
         self.max_size = max_size
+        self.lfs_path = lfs_path  # Git LFS: whether a path's content goes to the LFS store (no max_size)
         self.extra_root_entries = extra_root_entries
 
     # -- helpers ------------------------------------------------------------
 
-    def _check_size(self, size: int) -> None:
-        if self.max_size is not None and size > self.max_size:
+    def _check_size(self, size: int, path: str) -> None:
+        if self.max_size is not None and size > self.max_size and not self.lfs_path(self._relative(path)):
             raise FuseOSError(errno.EFBIG)
 
     def _queue(self, message: str, add=(), remove=()) -> None:
@@ -107,7 +109,7 @@ class CurrentView(PassthroughView):
 
     def write(self, path, data, offset, fh):
         open_file = self.handles.get(fh)
-        self._check_size(offset + len(data))
+        self._check_size(offset + len(data), open_file.path)
         with self.sync_state.mutation():
             written = os.pwrite(self._fd(fh), data, offset)
             open_file.change = "Update"
@@ -115,7 +117,7 @@ class CurrentView(PassthroughView):
 
     def truncate(self, path, length, fh=None):
         relative = self._relative(path)
-        self._check_size(length)
+        self._check_size(length, path)
         with self.sync_state.mutation():
             fd = os.open(relative, os.O_WRONLY, dir_fd=self.root_fd)  # truncate(2) has no *at form
             try:

@@ -1,0 +1,126 @@
+"""Layer 3: LFS files in current/ through a real mount of a path remote, with git-lfs as
+the other side: the working tree holds content, writes are committed as canonical
+pointers whose objects reach the remote's store before the push, and nothing is ever
+committed as changed or deleted because an object was missing.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+
+import pytest
+
+from gitfs.lfs import pointer
+from helpers import git, read_status, wait_for, wait_synced
+from lfs.conftest import git_lfs, lfs_clone
+from lfs.test_lfs_read import BIG, push_without_git_lfs
+
+# git's own view of the clone with git-lfs's filters given on the command line: the
+# mount's clone is left as GitFS made it.
+LFS_FILTERS = ["-c", "filter.lfs.clean=git-lfs clean -- %f", "-c", "filter.lfs.smudge=git-lfs smudge -- %f",
+               "-c", "filter.lfs.process=git-lfs filter-process", "-c", "filter.lfs.required=true"]
+
+
+def git_status_with_lfs(clone) -> str:
+    return git(*LFS_FILTERS, "status", "--porcelain", cwd=clone)
+
+
+def test_current_holds_content_and_nothing_is_committed(lfs_remote, mount_gitfs):
+    head = lfs_remote.head()
+    mount = mount_gitfs(lfs_remote)
+    assert os.stat(mount.current / "big.bin").st_size == len(BIG)
+    assert (mount.current / "big.bin").read_bytes() == BIG
+    assert (mount.current / "small.bin").read_bytes() == b"tiny\n"
+    wait_synced(mount)
+    assert lfs_remote.head() == head  # content in the working tree is not a change
+    assert git_status_with_lfs(mount.repo_path) == ""
+    assert git("status", "--porcelain", cwd=mount.repo_path) == ""  # the index's stat data match
+
+
+def test_written_files_are_pushed_as_pointers(lfs_remote, mount_gitfs, tmp_path):
+    mount = mount_gitfs(lfs_remote)
+    content = os.urandom(3 * 1024 * 1024)
+    (mount.current / "new.bin").write_bytes(content)
+    (mount.current / "tool.bin").write_bytes(b"#!/bin/sh\necho tool\n")
+    os.chmod(mount.current / "tool.bin", 0o755)
+    (mount.current / "empty.bin").write_bytes(b"")
+    (mount.current / "notes.txt").write_text("plain, changed\n")
+    wait_for(lambda: {"new.bin", "tool.bin", "empty.bin"} <= set(lfs_remote.files()), timeout=60,
+             message="the files on the remote")
+    wait_synced(mount)
+
+    text = lfs_remote.show("new.bin")
+    made = pointer.parse(text)
+    assert made is not None and made.size == len(content) and made.encode() == text
+    (tmp_path / "pointer").write_bytes(text)
+    git_lfs("pointer", "--check", "--strict", f"--file={tmp_path / 'pointer'}", cwd=tmp_path)
+    assert lfs_remote.object_path(made.oid).read_bytes() == content
+    assert lfs_remote.show("empty.bin") == b""  # an empty file is an empty blob, as git-lfs has it
+    assert lfs_remote.show("notes.txt") == b"plain, changed\n"
+    modes = {line.split("\t")[1]: line.split()[0]
+             for line in git("--git-dir", str(lfs_remote.bare), "ls-tree", "main").splitlines()}
+    assert modes["tool.bin"] == "100755" and modes["new.bin"] == "100644"
+
+    fresh = lfs_clone(str(lfs_remote.bare), tmp_path / "fresh")
+    assert (fresh / "new.bin").read_bytes() == content
+    assert (fresh / "tool.bin").read_bytes() == b"#!/bin/sh\necho tool\n"
+    assert os.access(fresh / "tool.bin", os.X_OK)
+    assert git_status_with_lfs(mount.repo_path) == ""
+
+
+def test_max_size_is_not_for_lfs_files(lfs_remote, mount_gitfs):
+    mount = mount_gitfs(lfs_remote, max_size=1)
+    big = os.urandom(2 * 1024 * 1024)
+    (mount.current / "video.bin").write_bytes(big)
+    with pytest.raises(OSError) as raised:
+        (mount.current / "video.txt").write_bytes(big)
+    assert raised.value.errno == errno.EFBIG
+    wait_for(lambda: "video.bin" in lfs_remote.files(), timeout=60, message="video.bin on the remote")
+    made = pointer.parse(lfs_remote.show("video.bin"))
+    assert made is not None and lfs_remote.object_path(made.oid).read_bytes() == big
+
+
+def test_remote_changes_arrive_as_content(lfs_remote, mount_gitfs):
+    mount = mount_gitfs(lfs_remote)
+    assert (mount.current / "big.bin").read_bytes() == BIG
+    changed = b"changed by the other person\n" * 5000
+    lfs_remote.commit({"big.bin": changed, "more/added.bin": b"added\n" * 100}, "other side")
+    wait_for(lambda: (mount.current / "big.bin").read_bytes() == changed, timeout=60,
+             message="the remote's big.bin in current/")
+    assert (mount.current / "more" / "added.bin").read_bytes() == b"added\n" * 100
+    wait_synced(mount)
+    assert git_status_with_lfs(mount.repo_path) == ""
+    assert git("--git-dir", str(lfs_remote.bare), "log", "-1", "--format=%s", "main").strip() == "other side"
+
+
+def test_failed_upload_holds_the_push_back(lfs_remote, mount_gitfs):
+    """The remote's store cannot take objects: the commit stays local, the status says why,
+    and once the store works again the next cycle uploads and pushes."""
+    head = lfs_remote.head()
+    store = lfs_remote.bare / "lfs"
+    shutil.rmtree(store / "objects")
+    (store / "objects").write_text("not a folder\n")
+    mount = mount_gitfs(lfs_remote, expect_errors=True)
+    content = os.urandom(100_000)
+    (mount.current / "held.bin").write_bytes(content)
+    wait_for(lambda: "LFS upload" in ((read_status(mount).get("last_push") or {}).get("error") or ""),
+             timeout=60, message="the failed upload in the status")
+    assert lfs_remote.head() == head
+    (store / "objects").unlink()
+    wait_for(lambda: "held.bin" in lfs_remote.files(), timeout=60, message="held.bin pushed after all")
+    made = pointer.parse(lfs_remote.show("held.bin"))
+    assert made is not None and lfs_remote.object_path(made.oid).read_bytes() == content
+
+
+def test_a_missing_object_is_never_committed_as_a_change(lfs_remote, mount_gitfs, tmp_path):
+    ghost = pointer.Pointer("ab" * 32, 4242)
+    push_without_git_lfs(lfs_remote, tmp_path, {"ghost.bin": ghost.encode()})
+    mount = mount_gitfs(lfs_remote, expect_errors=True)
+    (mount.current / "hello.txt").write_text("hello\n")
+    wait_for(lambda: "hello.txt" in lfs_remote.files(), timeout=60, message="hello.txt on the remote")
+    wait_synced(mount)
+    assert lfs_remote.show("ghost.bin") == ghost.encode()
+    assert lfs_remote.show("big.bin") == pointer.parse(lfs_remote.show("big.bin")).encode()
+    assert [entry["oid"] for entry in read_status(mount)["lfs_missing"]] == [ghost.oid]
