@@ -74,7 +74,8 @@ class Mount:
         self.status = SyncStatus(remote=remote_ops.redact_url(options.remote_url), branch=repo.branch,
                                  pending=self.pending)
         # Git LFS: a pointer blob of a filter=lfs path reads as its object (gitfs/lfs).
-        repo.lfs = lfs_setup.content_for(repo, options.remote_url, on_missing=self.status.lfs_missing)
+        repo.lfs = lfs_setup.content_for(repo, options.remote_url, enabled=options.lfs, url_option=options.lfs_url,
+                                         on_missing=self.status.lfs_missing)
         lfs_checkout.check_out_tip(repo)  # the working tree's LFS files hold their content
         self.conflict_log = ConflictLog(repo)
         self.versions = FileVersions(repo)

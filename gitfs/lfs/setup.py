@@ -12,7 +12,7 @@ import logging
 import os
 from typing import Callable, Optional
 
-from gitfs.lfs import attributes
+from gitfs.lfs import attributes, endpoint
 from gitfs.lfs.content import LfsContent
 from gitfs.lfs.store import ObjectStore, standalone_store
 from gitfs.lfs.transfer import StandaloneTransfer
@@ -22,17 +22,19 @@ from gitfs.repo.repository import Repository
 log = logging.getLogger(__name__)
 
 
-def content_for(repo: Repository, remote_url: str, *,
+def content_for(repo: Repository, remote_url: str, *, enabled: bool = True, url_option: str = "",
                 on_missing: Optional[Callable[[str, str, str], None]] = None) -> Optional[LfsContent]:
-    """The LfsContent of a mount, or None when the repository does not use LFS."""
+    """The LfsContent of a mount, or None when the repository does not use LFS (or the
+    `lfs` option turned it off)."""
     tip = repo.branch_tip()
-    if tip is None or not attributes.tree_uses_lfs(repo.git, repo.root_tree(tip)):
+    if not enabled or tip is None or not attributes.tree_uses_lfs(repo.git, repo.root_tree(tip)):
         return None
-    remote = standalone_store(remote_url)
+    where = endpoint.find(repo.git, repo.workdir, remote_url, url_option)
+    remote = standalone_store(where.url)
     if remote is None:
         log.warning("the repository uses Git LFS; objects on a server are not read yet: "
                     "LFS files show their pointers")
         return None
     local = ObjectStore.of_clone(os.path.join(repo.path, GIT_DIR))
-    log.info("Git LFS: objects in %s, from %s", local.root, remote.root)
+    log.info("Git LFS: objects in %s, from %s (%s)", local.root, remote.root, where.source)
     return LfsContent(local, StandaloneTransfer(local, remote), on_missing=on_missing)

@@ -29,6 +29,12 @@ OBJECT_MODE = 0o644  # readable by whoever may read the repository, as git-lfs l
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
+def is_local(url: str) -> bool:
+    """Whether url names a repository on this machine: a path or a file:// URL, not a
+    network URL nor scp-like host:path."""
+    return url.startswith("file://") or not (_SCHEME.match(url) or ":" in url.split("/", 1)[0])
+
+
 class ObjectStore:
     def __init__(self, root: str):
         self.root = root  # the folder that holds objects/ and tmp/
@@ -118,12 +124,9 @@ class ObjectStore:
 def standalone_store(url: str) -> Optional[ObjectStore]:
     """The object store of a path or file:// remote (lfs/ in its git directory), None
     for a remote reached over the network (ssh, scp-like, http...)."""
-    if url.startswith("file://"):
-        path = urllib.parse.unquote(urllib.parse.urlsplit(url).path)
-    elif _SCHEME.match(url) or ":" in url.split("/", 1)[0]:  # a URL, or scp-like host:path
+    if not is_local(url):
         return None
-    else:
-        path = url
+    path = urllib.parse.unquote(urllib.parse.urlsplit(url).path) if url.startswith("file://") else url
     path = os.path.abspath(path)
     git_dir = os.path.join(path, ".git")
     return ObjectStore.of_clone(git_dir if os.path.isdir(git_dir) else path)

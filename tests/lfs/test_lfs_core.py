@@ -14,7 +14,7 @@ import stat
 import pygit2
 import pytest
 
-from gitfs.lfs import attributes, pointer
+from gitfs.lfs import attributes, endpoint, pointer
 from gitfs.lfs.errors import ObjectCorrupt, ObjectMissing, UnsupportedPointer
 from gitfs.lfs.pointer import Pointer
 from gitfs.lfs.store import ObjectStore, standalone_store
@@ -209,3 +209,23 @@ def test_lfs_remote_fixture_is_real_lfs(lfs_remote):
     assert pointer.parse(lfs_remote.show("small.bin")) is not None
     assert lfs_remote.show("notes.txt") == b"plain\n"
     assert isinstance(lfs_remote, LfsRemote)
+
+
+def test_endpoint_order_and_lfsconfig_limits(tmp_path):
+    """option > the clone's git config > a committed .lfsconfig > the remote; a .lfsconfig
+    naming a folder of this machine counts only for a remote that is itself a path."""
+    work = tmp_path / "work"
+    git("init", "-q", str(work))
+    repo = pygit2.Repository(str(work))
+    (work / ".lfsconfig").write_text("[lfs]\n\turl = file:///srv/objects.git\n")
+    assert endpoint.find(repo, str(work), "/srv/remote.git") == endpoint.Endpoint(
+        "file:///srv/objects.git", ".lfsconfig lfs.url")
+    for network in ("https://host/o/r.git", "ssh://host/r.git", "host:r.git"):
+        assert endpoint.find(repo, str(work), network) == endpoint.Endpoint(network, "the remote")
+    (work / ".lfsconfig").write_text("[lfs]\n\turl = https://lfs.example.org/o/r\n")
+    assert endpoint.find(repo, str(work), "https://host/o/r.git").url == "https://lfs.example.org/o/r"
+    git("config", "remote.origin.lfsurl", "/srv/from-config.git", cwd=work)
+    assert endpoint.find(repo, str(work), "https://host/o/r.git").source == "git config remote.origin.lfsurl"
+    git("config", "lfs.url", "/srv/lfs-url.git", cwd=work)
+    assert endpoint.find(repo, str(work), "/x.git").url == "/srv/lfs-url.git"
+    assert endpoint.find(repo, str(work), "/x.git", "/srv/option.git").source == "option lfs_url"
