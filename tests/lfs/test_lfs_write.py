@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import signal
 
 import pytest
 
@@ -124,3 +125,23 @@ def test_a_missing_object_is_never_committed_as_a_change(lfs_remote, mount_gitfs
     assert lfs_remote.show("ghost.bin") == ghost.encode()
     assert lfs_remote.show("big.bin") == pointer.parse(lfs_remote.show("big.bin")).encode()
     assert [entry["oid"] for entry in read_status(mount)["lfs_missing"]] == [ghost.oid]
+
+
+def test_a_conflict_keeps_mine_and_shows_their_content(lfs_remote, mount_gitfs):
+    """Both sides change big.bin: accept mine keeps the local content (pushed as a pointer),
+    and .gitfs/conflicts/ shows the remote's real bytes, with their size."""
+    mount = mount_gitfs(lfs_remote, sync_timeout=60, fetch_timeout=60)
+    mine, theirs = os.urandom(200_000), os.urandom(150_000)
+    (mount.current / "big.bin").write_bytes(mine)
+    wait_for(lambda: read_status(mount)["pending"]["changes_not_committed"] == 1, message="the local change")
+    their_commit = lfs_remote.commit({"big.bin": theirs}, "their change")
+    os.kill(mount.process.pid, signal.SIGUSR1)
+    wait_for(lambda: lfs_remote.head() != their_commit, timeout=60, message="the push after accept-mine")
+
+    made = pointer.parse(lfs_remote.show("big.bin"))
+    assert made is not None and lfs_remote.object_path(made.oid).read_bytes() == mine
+    assert (mount.current / "big.bin").read_bytes() == mine
+    (folder,) = os.listdir(mount.path / ".gitfs" / "conflicts")
+    lost = mount.path / ".gitfs" / "conflicts" / folder / "big.bin"
+    assert os.stat(lost).st_size == len(theirs)
+    assert lost.read_bytes() == theirs
