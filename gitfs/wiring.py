@@ -73,13 +73,13 @@ class Mount:
         repo.on_branch_moved = self._branch_moved
         self.status = SyncStatus(remote=remote_ops.redact_url(options.remote_url), branch=repo.branch,
                                  pending=self.pending)
-        # Git LFS: a pointer blob of a filter=lfs path reads as its object (gitfs/lfs).
-        repo.lfs = lfs_setup.content_for(repo, options.remote_url, enabled=options.lfs, url_option=options.lfs_url,
-                                         on_missing=self.status.lfs_missing)
-        lfs_checkout.check_out_tip(repo)  # the working tree's LFS files hold their content
         self.conflict_log = ConflictLog(repo)
         self.versions = FileVersions(repo)
         self.metrics = Metrics(pending=self.pending)
+        # Git LFS: a pointer blob of a filter=lfs path reads as its object (gitfs/lfs).
+        repo.lfs = lfs_setup.content_for(repo, options.remote_url, enabled=options.lfs, url_option=options.lfs_url,
+                                         on_missing=self._lfs_missing, on_transfer=self.metrics.lfs_transfer)
+        lfs_checkout.check_out_tip(repo)  # the working tree's LFS files hold their content
         remote = RemoteLink(repo, credentials, status=self.status, metrics=self.metrics)
         cycle = SyncCycle(repo, self.state, self.jobs, remote, signature=self.signature,
                           open_files=OpenFiles(paths=self.handles.open_paths, dirty_paths=self.handles.dirty_paths),
@@ -108,6 +108,10 @@ class Mount:
         else:  # rewritten: any day may have lost or gained commits
             days = set(self.days.days())
         self.kernel.invalidate([history, *(f"{history}/{day}" for day in sorted(days))])
+
+    def _lfs_missing(self, path: str, oid: str, why: str) -> None:
+        self.status.lfs_missing(path, oid, why)
+        self.metrics.lfs_missing()
 
     def signature(self) -> pygit2.Signature:
         return pygit2.Signature(self.options.commiter_name, self.options.commiter_email)

@@ -102,7 +102,7 @@ class LfsContent:
                     return ObjectReader(os.dup(handle.fileno()))
             except LfsError as error:
                 why = str(error)
-        self.missing(path, found, why)
+        self.missing(path.lstrip("/"), found, why)
         raise ObjectMissing(f"LFS object {found.oid} of {path}: {why}")
 
     def missing(self, path: str, found: Pointer, why: str) -> None:

@@ -15,7 +15,7 @@ from typing import Callable, Optional
 from gitfs.lfs import attributes, endpoint
 from gitfs.lfs.content import LfsContent
 from gitfs.lfs.store import ObjectStore, standalone_store
-from gitfs.lfs.transfer import StandaloneTransfer
+from gitfs.lfs.transfer import CountingTransfer, StandaloneTransfer, Transfer
 from gitfs.repo.filemodes import GIT_DIR
 from gitfs.repo.repository import Repository
 
@@ -23,7 +23,8 @@ log = logging.getLogger(__name__)
 
 
 def content_for(repo: Repository, remote_url: str, *, enabled: bool = True, url_option: str = "",
-                on_missing: Optional[Callable[[str, str, str], None]] = None) -> Optional[LfsContent]:
+                on_missing: Optional[Callable[[str, str, str], None]] = None,
+                on_transfer: Optional[Callable[[str, int, int], None]] = None) -> Optional[LfsContent]:
     """The LfsContent of a mount, or None when the repository does not use LFS (or the
     `lfs` option turned it off)."""
     tip = repo.branch_tip()
@@ -37,4 +38,7 @@ def content_for(repo: Repository, remote_url: str, *, enabled: bool = True, url_
         return None
     local = ObjectStore.of_clone(os.path.join(repo.path, GIT_DIR))
     log.info("Git LFS: objects in %s, from %s (%s)", local.root, remote.root, where.source)
-    return LfsContent(local, StandaloneTransfer(local, remote), on_missing=on_missing)
+    transfer: Transfer = StandaloneTransfer(local, remote)
+    if on_transfer is not None:
+        transfer = CountingTransfer(transfer, on_transfer)
+    return LfsContent(local, transfer, on_missing=on_missing)

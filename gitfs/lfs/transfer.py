@@ -10,7 +10,7 @@ lfs/ folder, no server).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Callable, Protocol
 
 from gitfs.lfs.errors import LfsError
 from gitfs.lfs.pointer import Pointer
@@ -70,3 +70,23 @@ def _why(error: Exception) -> str:
     if isinstance(error, OSError) and error.strerror:
         return f"{error.strerror} ({error.filename})" if error.filename else error.strerror
     return str(error)
+
+
+class CountingTransfer:
+    """A Transfer that reports what it moved: (direction, objects, bytes) after each call."""
+
+    def __init__(self, transfer: Transfer, report: Callable[[str, int, int], None]):
+        self.transfer = transfer
+        self.report = report
+
+    def download(self, pointers: Sequence[Pointer]) -> dict[str, str]:
+        return self._counted("download", self.transfer.download(pointers), pointers)
+
+    def upload(self, pointers: Sequence[Pointer]) -> dict[str, str]:
+        return self._counted("upload", self.transfer.upload(pointers), pointers)
+
+    def _counted(self, direction: str, failed: dict[str, str], pointers: Sequence[Pointer]) -> dict[str, str]:
+        moved = {pointer.oid: pointer.size for pointer in pointers if pointer.oid not in failed}
+        if moved:
+            self.report(direction, len(moved), sum(moved.values()))
+        return failed

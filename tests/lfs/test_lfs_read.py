@@ -26,7 +26,6 @@ def test_history_shows_lfs_content_and_size(lfs_remote, mount_gitfs):
     mount = mount_gitfs(lfs_remote)
     folder = mount.history / sha[:7]
     clone_object = mount.repo_path / ".git" / "lfs" / "objects" / big.oid[:2] / big.oid[2:4] / big.oid
-    assert not clone_object.exists()  # not read yet
     assert os.stat(folder / "big.bin").st_size == len(BIG)
     assert {name: os.stat(folder / name).st_size for name in os.listdir(folder)} == {
         ".gitattributes": len(lfs_remote.show(".gitattributes")), "big.bin": len(BIG), "small.bin": 5,
@@ -34,7 +33,7 @@ def test_history_shows_lfs_content_and_size(lfs_remote, mount_gitfs):
     assert (folder / "big.bin").read_bytes() == BIG
     assert (folder / "small.bin").read_bytes() == b"tiny\n"
     assert (folder / "notes.txt").read_bytes() == b"plain\n"
-    assert clone_object.read_bytes() == BIG  # fetched on first open, in git-lfs's layout
+    assert clone_object.read_bytes() == BIG  # in git-lfs's layout
     # Reads at an offset come from the object, as `dd` would do them.
     with open(folder / "big.bin", "rb") as handle:
         handle.seek(1_000_000)
@@ -42,14 +41,18 @@ def test_history_shows_lfs_content_and_size(lfs_remote, mount_gitfs):
 
 
 def test_versions_show_each_lfs_version(lfs_remote, mount_gitfs):
+    """The tip's objects come at mount; an older version's object on first open."""
+    first = pointer.parse(lfs_remote.show("big.bin"))
     lfs_remote.commit({"big.bin": b"second version\n" * 100}, "second")
     mount = mount_gitfs(lfs_remote)
+    clone_object = mount.repo_path / ".git" / "lfs" / "objects" / first.oid[:2] / first.oid[2:4] / first.oid
     versions = mount.path / ".gitfs" / "versions" / "big.bin"
-    names = sorted(os.listdir(versions))
-    assert len(names) == 2
-    assert [os.stat(versions / name).st_size for name in names] == [len(BIG), 1500]
-    assert (versions / names[0]).read_bytes() == BIG
-    assert (versions / names[1]).read_bytes() == b"second version\n" * 100
+    sizes = {os.stat(versions / name).st_size: name for name in os.listdir(versions)}  # made in one second
+    assert sorted(sizes) == [1500, len(BIG)]
+    assert not clone_object.exists()
+    assert (versions / sizes[len(BIG)]).read_bytes() == BIG
+    assert clone_object.read_bytes() == BIG
+    assert (versions / sizes[1500]).read_bytes() == b"second version\n" * 100
 
 
 def push_without_git_lfs(remote, tmp_path, files: dict[str, bytes]) -> str:
@@ -85,9 +88,9 @@ def test_a_missing_object_reads_as_eio_and_is_reported(lfs_remote, mount_gitfs, 
     assert len(lines) == 1 and "ghost.bin" in lines[0] and " ERROR " in lines[0], lines
     status = mount.path / ".gitfs" / "status"
     entries = wait_for(lambda: json.loads(status.read_text())["lfs_missing"])
-    assert [(entry["path"], entry["oid"]) for entry in entries] == [("/ghost.bin", ghost.oid)]
+    assert [(entry["path"], entry["oid"]) for entry in entries] == [("ghost.bin", ghost.oid)]
     shown = subprocess.run(gitfs_argv("status", mount.path), capture_output=True, text=True, check=True).stdout
-    assert f"LFS missing: /ghost.bin (object {ghost.oid})" in shown
+    assert f"LFS missing: ghost.bin (object {ghost.oid})" in shown
 
 
 def test_no_lfs_rule_no_change(remote, mount_gitfs):

@@ -24,6 +24,15 @@ LFS_FILTERS = ["-c", "filter.lfs.clean=git-lfs clean -- %f", "-c", "filter.lfs.s
                "-c", "filter.lfs.process=git-lfs filter-process", "-c", "filter.lfs.required=true"]
 
 
+def metric(mount, sample: str) -> float:
+    """One sample of MOUNTPOINT/.gitfs/metrics, e.g. 'gitfs_lfs_objects_total{direction="upload"}'."""
+    for line in (mount.path / ".gitfs" / "metrics").read_text().splitlines():
+        name, _space, value = line.rpartition(" ")
+        if name == sample:
+            return float(value)
+    raise AssertionError(f"no {sample} in the metrics")
+
+
 def git_status_with_lfs(clone) -> str:
     return git(*LFS_FILTERS, "status", "--porcelain", cwd=clone)
 
@@ -63,6 +72,9 @@ def test_written_files_are_pushed_as_pointers(lfs_remote, mount_gitfs, tmp_path)
     modes = {line.split("\t")[1]: line.split()[0]
              for line in git("--git-dir", str(lfs_remote.bare), "ls-tree", "main").splitlines()}
     assert modes["tool.bin"] == "100755" and modes["new.bin"] == "100644"
+
+    assert metric(mount, 'gitfs_lfs_objects_total{direction="upload"}') == 2  # new.bin, tool.bin
+    assert metric(mount, 'gitfs_lfs_bytes_total{direction="upload"}') == len(content) + 20
 
     fresh = lfs_clone(str(lfs_remote.bare), tmp_path / "fresh")
     assert (fresh / "new.bin").read_bytes() == content
@@ -125,6 +137,8 @@ def test_a_missing_object_is_never_committed_as_a_change(lfs_remote, mount_gitfs
     assert lfs_remote.show("ghost.bin") == ghost.encode()
     assert lfs_remote.show("big.bin") == pointer.parse(lfs_remote.show("big.bin")).encode()
     assert [entry["oid"] for entry in read_status(mount)["lfs_missing"]] == [ghost.oid]
+    assert metric(mount, "gitfs_lfs_missing_objects_total") == 1
+    assert metric(mount, 'gitfs_lfs_objects_total{direction="download"}') == 2  # big.bin, small.bin
 
 
 def test_a_conflict_keeps_mine_and_shows_their_content(lfs_remote, mount_gitfs):
