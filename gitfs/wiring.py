@@ -226,11 +226,15 @@ class Views:
         extra = (self.options.history_path,) if not self.options.current_path else ()
         return CurrentView(self.owner, self.repo.workdir, self.handles, self.sync_state, self.jobs,
                            max_size=self.options.max_size_bytes, extra_root_entries=extra,
-                           lfs_path=self._lfs_path)
+                           lfs_path=self._lfs_path, lfs_placeholder=self._lfs_placeholder)
 
     def _lfs_path(self, relative: str) -> bool:
         """Whether a working-tree path is an LFS file's (Git LFS on, a filter=lfs rule)."""
         return self.repo.lfs is not None and attributes.is_lfs_path(self.repo.git, relative)
+
+    def _lfs_placeholder(self, relative: str, fd: int) -> bool:
+        """Whether an open working file holds an LFS pointer's text (its object could not be had)."""
+        return self.repo.lfs is not None and lfs_checkout.holds_pointer(self.repo.git, relative, fd)
 
     def index(self) -> IndexView:
         return IndexView(self.owner, entries=[self.options.current_path, self.options.history_path],

@@ -25,8 +25,9 @@ from typing import BinaryIO, Optional, cast
 
 import pygit2
 
+from gitfs.lfs import attributes, pointer
 from gitfs.lfs.content import LfsContent
-from gitfs.lfs.errors import LfsError
+from gitfs.lfs.errors import LfsError, UnsupportedPointer
 from gitfs.lfs.index_entry import add_with_stat
 from gitfs.lfs.pointer import Pointer
 from gitfs.repo.compat import DeltaStatus
@@ -113,6 +114,21 @@ def check_out_tip(repo: Repository) -> None:
     index.write()
     if written:
         log.info("Git LFS: %d files of the working tree hold their content now", written)
+
+
+def holds_pointer(git: pygit2.Repository, relative: str, fd: int) -> bool:
+    """Whether the open working file at relative, a filter=lfs path, holds a pointer's text
+    (its object could not be had when it was checked out)."""
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or not pointer.could_be_pointer(st.st_size):
+        return False
+    if not attributes.is_lfs_path(git, relative):
+        return False
+    data = os.pread(fd, pointer.MAX_BYTES + 1, 0)
+    try:
+        return pointer.parse(data) is not None
+    except UnsupportedPointer:
+        return True
 
 
 def _holds(root: int, path: str, text: bytes) -> bool:

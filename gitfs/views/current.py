@@ -29,13 +29,15 @@ from gitfs.views.passthrough import PassthroughView, refuse_non_utf8
 class CurrentView(PassthroughView):
     def __init__(self, owner: Owner, root: str, handles: HandleTable, sync_state: SyncState,
                  jobs: PendingJobs, *, max_size: int | None, extra_root_entries: tuple[str, ...] = (),
-                 lfs_path: Callable[[str], bool] = lambda _relative: False):
+                 lfs_path: Callable[[str], bool] = lambda _relative: False,
+                 lfs_placeholder: Callable[[str, int], bool] = lambda _relative, _fd: False):
         super().__init__(owner, root)
         self.handles = handles
         self.sync_state = sync_state
         self.jobs = jobs
         self.max_size = max_size
         self.lfs_path = lfs_path  # Git LFS: whether a path's content goes to the LFS store (no max_size)
+        self.lfs_placeholder = lfs_placeholder  # Git LFS: whether an open file holds a pointer, not content
         self.extra_root_entries = extra_root_entries
 
     # -- helpers ------------------------------------------------------------
@@ -77,7 +79,11 @@ class CurrentView(PassthroughView):
                 return self.handles.add(OpenFile(path, fd=fd, writable=True,
                                                  change="Update" if truncated else None))
         with self.sync_state.mutation(changes=False):  # not while remote changes are applied
-            return self.handles.add(OpenFile(path, fd=os.open(relative, flags, dir_fd=self.root_fd)))
+            fd = os.open(relative, flags, dir_fd=self.root_fd)
+            if self.lfs_placeholder(relative, fd):  # an LFS object that could not be had: never its pointer
+                os.close(fd)
+                raise FuseOSError(errno.EIO)
+            return self.handles.add(OpenFile(path, fd=fd))
 
     def _fd(self, fh: int) -> int:
         """The descriptor of a file this view opened (every one of them has one)."""

@@ -131,6 +131,9 @@ def test_a_missing_object_is_never_committed_as_a_change(lfs_remote, mount_gitfs
     ghost = pointer.Pointer("ab" * 32, 4242)
     push_without_git_lfs(lfs_remote, tmp_path, {"ghost.bin": ghost.encode()})
     mount = mount_gitfs(lfs_remote, expect_errors=True)
+    with pytest.raises(OSError) as raised:
+        (mount.current / "ghost.bin").read_bytes()  # never the pointer's text
+    assert raised.value.errno == errno.EIO
     (mount.current / "hello.txt").write_text("hello\n")
     wait_for(lambda: "hello.txt" in lfs_remote.files(), timeout=60, message="hello.txt on the remote")
     wait_synced(mount)
