@@ -65,7 +65,7 @@ def prefetch(repo: Repository, old_tree: Optional[pygit2.Oid], new_tree: pygit2.
         if delta.status == DeltaStatus.DELETED or entry.mode not in (FILEMODE_BLOB, FILEMODE_EXEC):
             continue
         found = repo.lfs_pointer(entry.id, repo.blob_size(entry.id), entry.path)
-        if found is not None:
+        if found is not None and not lfs.unsupported(found):
             wanted.append((entry.path, found))
     fetch_objects(lfs, wanted)
 
@@ -77,7 +77,7 @@ def open_object(repo: Repository, path: str, oid: pygit2.Oid, mode: int) -> Opti
     if lfs is None or mode not in (FILEMODE_BLOB, FILEMODE_EXEC):
         return None
     found = repo.lfs_pointer(oid, repo.blob_size(oid), path)
-    if found is None or not lfs.store.has(found):
+    if found is None or lfs.unsupported(found) or not lfs.store.has(found):
         return None
     try:
         return lfs.store.open(found)
@@ -94,10 +94,16 @@ def check_out_tip(repo: Repository) -> None:
     git = repo.git
     pointers = []
     for entry in index:
-        if entry.mode in (FILEMODE_BLOB, FILEMODE_EXEC):
-            found = repo.lfs_pointer(entry.id, repo.blob_size(entry.id), entry.path)
-            if found is not None:
-                pointers.append((entry.path, entry.id, entry.mode, found))
+        if entry.mode not in (FILEMODE_BLOB, FILEMODE_EXEC):
+            continue
+        found = repo.lfs_pointer(entry.id, repo.blob_size(entry.id), entry.path)
+        if found is None:
+            continue
+        why = lfs.unsupported(found)
+        if why is not None:
+            lfs.missing(entry.path, found, why)  # its file keeps the pointer's text: EIO in current/
+        else:
+            pointers.append((entry.path, entry.id, entry.mode, found))
     if not pointers:
         return
     fetch_objects(lfs, [(path, found) for path, _oid, _mode, found in pointers])

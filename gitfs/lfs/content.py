@@ -90,6 +90,10 @@ class LfsContent:
         self._pointers[oid] = found
         return found
 
+    def unsupported(self, found: Pointer) -> Optional[str]:
+        """Why the object cannot be shown (a pointer with extensions), or None."""
+        return self._unsupported.get(found.oid)
+
     def open(self, found: Pointer, path: str) -> ObjectReader:
         """The object's bytes for reading, downloaded first if the store lacks it.
         LfsError (reported once) if it cannot be had."""

@@ -162,3 +162,26 @@ def test_a_conflict_keeps_mine_and_shows_their_content(lfs_remote, mount_gitfs):
     lost = mount.path / ".gitfs" / "conflicts" / folder / "big.bin"
     assert os.stat(lost).st_size == len(theirs)
     assert lost.read_bytes() == theirs
+
+
+def test_a_pointer_with_extensions_reads_as_eio(lfs_remote, mount_gitfs, tmp_path):
+    """Its object is the output of a program GitFS cannot run: even with that object on the
+    remote, the file is EIO everywhere, reported, and committed only as it was."""
+    stored = os.urandom(1000)
+    (tmp_path / "stored").write_bytes(stored)
+    made = pointer.parse(git_lfs("pointer", f"--file={tmp_path / 'stored'}", cwd=tmp_path).stdout)
+    lfs_remote.object_path(made.oid).parent.mkdir(parents=True, exist_ok=True)
+    lfs_remote.object_path(made.oid).write_bytes(stored)
+    text = (f"version {pointer.VERSION}\next-0-foo sha256:{'5' * 64}\noid sha256:{made.oid}\n"
+            f"size {made.size}\n").encode()
+    sha = push_without_git_lfs(lfs_remote, tmp_path, {"ext.bin": text})
+    mount = mount_gitfs(lfs_remote, expect_errors=True)
+    for path in (mount.current / "ext.bin", mount.history / sha[:7] / "ext.bin"):
+        with pytest.raises(OSError) as raised:
+            path.read_bytes()
+        assert raised.value.errno == errno.EIO, path
+    (entry,) = read_status(mount)["lfs_missing"]
+    assert entry["path"] == "ext.bin" and "ext-0-foo" in entry["error"]
+    (mount.current / "other.txt").write_text("other\n")
+    wait_for(lambda: "other.txt" in lfs_remote.files(), timeout=60, message="other.txt on the remote")
+    assert lfs_remote.show("ext.bin") == text
