@@ -22,7 +22,7 @@ from typing import Callable, Optional
 import pygit2
 
 from gitfs.lfs import attributes, pointer
-from gitfs.lfs.errors import LfsError, ObjectMissing, UnsupportedPointer
+from gitfs.lfs.errors import LfsError, ObjectMissing, ObjectPending, UnsupportedPointer
 from gitfs.lfs.pointer import Pointer
 from gitfs.lfs.staging import Cleaner
 from gitfs.lfs.store import ObjectStore
@@ -31,6 +31,15 @@ from gitfs.lfs.transfer import Transfer
 log = logging.getLogger(__name__)
 
 POINTERS = 16384  # blob oid -> pointer (or None) remembered
+DOWNLOAD_WAIT = 10.0  # seconds an open waits for its object; the download goes on after that
+
+
+class _Download:
+    """One object's download, run by its own thread; `why` is set if it failed."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.why: Optional[str] = None
 
 
 class ObjectReader:
@@ -61,6 +70,9 @@ class LfsContent:
         self._unsupported: dict[str, str] = {}  # oid -> why, for pointers with extensions
         self._reported: set[str] = set()  # oids whose absence was logged
         self._report_lock = threading.Lock()
+        self._downloads: dict[str, _Download] = {}  # oid -> the download running for an open
+        self._downloads_lock = threading.Lock()
+        self.download_wait = DOWNLOAD_WAIT
 
     def pointer(self, git: pygit2.Repository, oid: pygit2.Oid, size: int, path: str,
                 commit: Optional[pygit2.Oid] = None) -> Optional[Pointer]:
@@ -99,7 +111,7 @@ class LfsContent:
         LfsError (reported once) if it cannot be had."""
         why = self._unsupported.get(found.oid)
         if why is None and not self.store.has(found):
-            why = self.transfer.download([found]).get(found.oid)
+            why = self._download_for_open(found, path)
         if why is None:
             try:
                 with self.store.open(found) as handle:
@@ -108,6 +120,31 @@ class LfsContent:
                 why = str(error)
         self.missing(path.lstrip("/"), found, why)
         raise ObjectMissing(f"LFS object {found.oid} of {path}: {why}")
+
+    def _download_for_open(self, found: Pointer, path: str) -> Optional[str]:
+        """Download the object in a thread of its own and wait for it, at most download_wait
+        seconds: a FUSE call never waits on a big transfer. ObjectPending if it is still
+        running (the next open finds it done); else why it failed, or None."""
+        with self._downloads_lock:
+            download = self._downloads.get(found.oid)
+            if download is None:
+                download = self._downloads[found.oid] = _Download()
+                threading.Thread(target=self._download, args=(found, download), name="LfsDownload",
+                                 daemon=True).start()
+        if not download.done.wait(self.download_wait):
+            log.info("LFS object of %s (%s) is still downloading", path.lstrip("/"), found.oid)
+            raise ObjectPending(f"LFS object {found.oid} of {path}: still downloading")
+        return download.why
+
+    def _download(self, found: Pointer, download: _Download) -> None:
+        try:
+            download.why = self.transfer.download([found]).get(found.oid)
+        except Exception as error:  # a failed download is reported, never lost
+            download.why = str(error) or error.__class__.__name__
+        finally:
+            with self._downloads_lock:
+                self._downloads.pop(found.oid, None)
+            download.done.set()
 
     def missing(self, path: str, found: Pointer, why: str) -> None:
         """Report an object that cannot be had: logged and put in the status once per object."""

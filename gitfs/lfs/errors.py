@@ -22,3 +22,7 @@ class ObjectMissing(LfsError):
 
 class ObjectCorrupt(LfsError):
     """Bytes offered for an object do not have its size or its sha256."""
+
+
+class ObjectPending(LfsError):
+    """The object is still being downloaded; it may be there at the next try."""

@@ -10,14 +10,17 @@ from __future__ import annotations
 import io
 import os
 import stat
+import threading
 
 import pygit2
 import pytest
 
 from gitfs.lfs import attributes, endpoint, pointer
-from gitfs.lfs.errors import ObjectCorrupt, ObjectMissing, UnsupportedPointer
+from gitfs.lfs.content import LfsContent
+from gitfs.lfs.errors import ObjectCorrupt, ObjectMissing, ObjectPending, UnsupportedPointer
 from gitfs.lfs.pointer import Pointer
 from gitfs.lfs.store import ObjectStore, standalone_store
+from gitfs.lfs.transfer import StandaloneTransfer
 from helpers import git
 from lfs.conftest import LfsRemote, git_lfs, lfs_clone, require_git_lfs
 
@@ -229,3 +232,41 @@ def test_endpoint_order_and_lfsconfig_limits(tmp_path):
     git("config", "lfs.url", "/srv/lfs-url.git", cwd=work)
     assert endpoint.find(repo, str(work), "/x.git").url == "/srv/lfs-url.git"
     assert endpoint.find(repo, str(work), "/x.git", "/srv/option.git").source == "option lfs_url"
+
+
+class GatedTransfer:
+    """The real StandaloneTransfer, held at a gate: a download that takes as long as the test says."""
+
+    def __init__(self, transfer):
+        self.transfer = transfer
+        self.gate = threading.Event()
+
+    def download(self, pointers):
+        self.gate.wait(60)
+        return self.transfer.download(pointers)
+
+
+def test_open_waits_for_a_download_only_so_long(lfs_remote, tmp_path):
+    """An object opened for the first time downloads in a thread of its own; the open waits
+    a bounded time, then fails with ObjectPending (not reported as missing), and a later
+    open finds the object."""
+    big = pointer.parse(lfs_remote.show("big.bin"))
+    local = ObjectStore(str(tmp_path / "lfs"))
+    gated = GatedTransfer(StandaloneTransfer(local, standalone_store(str(lfs_remote.bare))))
+    reported = []
+    content = LfsContent(local, gated, on_missing=lambda *args: reported.append(args))
+    content.download_wait = 0.2
+    with pytest.raises(ObjectPending):
+        content.open(big, "big.bin")
+    gated.gate.set()
+    content.download_wait = 60
+    reader = content.open(big, "big.bin")
+    try:
+        assert reader.read(10, 256) == bytes(range(10))
+    finally:
+        reader.release()
+    assert reported == []
+    ghost = Pointer("ef" * 32, 7)
+    with pytest.raises(ObjectMissing):
+        content.open(ghost, "ghost.bin")
+    assert [(path, oid) for path, oid, _why in reported] == [("ghost.bin", ghost.oid)]
