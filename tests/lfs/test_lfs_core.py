@@ -270,3 +270,40 @@ def test_open_waits_for_a_download_only_so_long(lfs_remote, tmp_path):
     with pytest.raises(ObjectMissing):
         content.open(ghost, "ghost.bin")
     assert [(path, oid) for path, oid, _why in reported] == [("ghost.bin", ghost.oid)]
+
+
+@pytest.mark.parametrize("remote_url, expected", [
+    ("https://host/o/r", "https://host/o/r.git/info/lfs"),
+    ("https://host/o/r.git", "https://host/o/r.git/info/lfs"),
+    ("https://host:8443/o/r.git/", "https://host:8443/o/r.git/info/lfs"),
+    ("https://alice:pw@host/o/r.git", "https://host/o/r.git/info/lfs"),
+    ("http://127.0.0.1:8080/o/r.git", "http://127.0.0.1:8080/o/r.git/info/lfs"),
+    ("ssh://git@host:2222/o/r.git", "https://host/o/r.git/info/lfs"),
+    ("ssh://host/o/r", "https://host/o/r.git/info/lfs"),
+    ("git@host:o/r.git", "https://host/o/r.git/info/lfs"),
+    ("git://host/o/r.git", "https://host/o/r.git/info/lfs"),
+])
+def test_server_url_derived_from_the_remote(remote_url, expected):
+    assert endpoint.server_url(endpoint.Endpoint(remote_url, endpoint.FROM_REMOTE)) == expected
+
+
+def test_server_url_given_is_used_as_it_is():
+    given = endpoint.Endpoint("https://lfs.example.org/o/r/", "git config lfs.url")
+    assert endpoint.server_url(given) == "https://lfs.example.org/o/r"
+    assert endpoint.server_url(endpoint.Endpoint("/srv/r.git", endpoint.FROM_REMOTE)) is None
+
+
+def test_credentials_go_only_to_the_remotes_own_server_or_lfs_url():
+    remote = "https://host/o/r.git"
+
+    def allowed(url, source):
+        where = endpoint.Endpoint(url, source)
+        return endpoint.may_authenticate(where, endpoint.server_url(where), remote)
+    assert allowed(remote, endpoint.FROM_REMOTE)
+    assert allowed("https://host:443/lfs", ".lfsconfig lfs.url")  # the same origin
+    assert not allowed("https://other/lfs", ".lfsconfig lfs.url")
+    assert not allowed("http://host/lfs", ".lfsconfig lfs.url")  # another scheme
+    assert not allowed("https://host:8443/lfs", "git config lfs.url")  # another port
+    assert allowed("https://other/lfs", endpoint.FROM_OPTION)
+    ssh = endpoint.Endpoint("ssh://git@host/o/r.git", endpoint.FROM_REMOTE)
+    assert not endpoint.may_authenticate(ssh, endpoint.server_url(ssh), ssh.url)

@@ -136,3 +136,41 @@ def http_server(tmp_path_factory, remote, test_ca):
         yield server
     finally:
         server.stop()
+
+
+# -- Git LFS: giftless behind nginx ---------------------------------------------------------
+
+@pytest.fixture
+def lfs_http(tmp_path, tmp_path_factory, test_ca):
+    """An LFS remote at /org/remote.git (giftless wants an organisation) served by nginx +
+    git http-backend, with giftless behind the same server blocks, over HTTP and HTTPS with
+    basic auth. Its other clone pushes over HTTP with the real git-lfs client, so that
+    `big.bin` (2 MiB) and `small.bin` are objects on giftless and `notes.txt` a plain blob."""
+    from lfs.conftest import LfsRemote, require_git_lfs  # noqa: PLC0415  # the LFS rig, for these tests only
+    from servers import HTTP_PASSWORD, HTTP_USER, GiftlessServer  # noqa: PLC0415
+
+    require_git_lfs()
+    need("nginx", "fcgiwrap", "openssl", GIT_HTTP_BACKEND)
+    remote = LfsRemote(tmp_path / "org")
+    giftless = GiftlessServer(tmp_path_factory.mktemp("giftless"))
+    nginx = HttpServer(tmp_path_factory.mktemp("nginx"), tmp_path, test_ca, giftless_port=giftless.port)
+    try:
+        giftless.start()
+        nginx.start()
+        http_url = nginx.http_url("org/remote.git")
+        credentials = tmp_path / "git-credentials"
+        credentials.write_text(http_url.replace("://", f"://{HTTP_USER}:{HTTP_PASSWORD}@").rsplit("/", 2)[0] + "\n")
+        run("git", "-C", remote.work, "remote", "set-url", "origin", http_url)
+        run("git", "-C", remote.work, "config", "credential.helper", f"store --file={credentials}")
+        remote.commit({"big.bin": bytes(range(256)) * 8192, "small.bin": b"tiny\n", "notes.txt": "plain\n"},
+                      "LFS files")
+
+        class Rig:
+            pass
+        rig = Rig()
+        rig.remote, rig.giftless, rig.nginx, rig.ca = remote, giftless, nginx, test_ca
+        rig.http_url, rig.https_url = http_url, nginx.https_url("org/remote.git")
+        yield rig
+    finally:
+        nginx.stop()
+        giftless.stop()
