@@ -224,6 +224,7 @@ class HttpServer:
         self.http_port = free_port()
         self.https_port = free_port()
         self.htpasswd = directory / "htpasswd"
+        self.lfs_htpasswd = directory / "lfs-htpasswd"  # the same password, changed apart in tests
         self.set_password(HTTP_PASSWORD)
         fcgi_socket = directory / "fcgiwrap.sock"
         self.fcgi_socket = fcgi_socket
@@ -249,7 +250,7 @@ class HttpServer:
                 fastcgi_param GATEWAY_INTERFACE CGI/1.1;
             }}"""
         if giftless_port is not None:
-            location += lfs_locations(giftless_port, self.htpasswd)
+            location += lfs_locations(giftless_port, self.lfs_htpasswd)
         self.config = directory / "nginx.conf"
         self.config.write_text(f"""
 user root root;
@@ -280,9 +281,10 @@ http {{
 """)
         self.processes: list[subprocess.Popen] = []
 
-    def set_password(self, password: str, user: str = HTTP_USER) -> None:
+    def set_password(self, password: str, user: str = HTTP_USER, *, lfs_only: bool = False) -> None:
         hashed = run("openssl", "passwd", "-apr1", password).stdout.strip()
-        self.htpasswd.write_text(f"{user}:{hashed}\n")
+        for path in (self.lfs_htpasswd,) if lfs_only else (self.htpasswd, self.lfs_htpasswd):
+            path.write_text(f"{user}:{hashed}\n")
 
     def start(self) -> None:
         with open(self.directory / "fcgiwrap.log", "ab") as log:

@@ -20,9 +20,23 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from lfs.conftest import LfsRemote, require_git_lfs
 
 from helpers import wait_for
-from servers import GIT_HTTP_BACKEND, GitDaemon, HttpServer, KeyPair, need, run, sshd_server, start_server, stop_group
+from servers import (
+    GIT_HTTP_BACKEND,
+    HTTP_PASSWORD,
+    HTTP_USER,
+    GiftlessServer,
+    GitDaemon,
+    HttpServer,
+    KeyPair,
+    need,
+    run,
+    sshd_server,
+    start_server,
+    stop_group,
+)
 
 # -- SSH ---------------------------------------------------------------------------------
 
@@ -146,9 +160,6 @@ def lfs_http(tmp_path, tmp_path_factory, test_ca):
     git http-backend, with giftless behind the same server blocks, over HTTP and HTTPS with
     basic auth. Its other clone pushes over HTTP with the real git-lfs client, so that
     `big.bin` (2 MiB) and `small.bin` are objects on giftless and `notes.txt` a plain blob."""
-    from lfs.conftest import LfsRemote, require_git_lfs  # noqa: PLC0415  # the LFS rig, for these tests only
-    from servers import HTTP_PASSWORD, HTTP_USER, GiftlessServer  # noqa: PLC0415
-
     require_git_lfs()
     need("nginx", "fcgiwrap", "openssl", GIT_HTTP_BACKEND)
     remote = LfsRemote(tmp_path / "org")
