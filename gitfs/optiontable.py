@@ -37,7 +37,8 @@ OPTIONS = (
               "Git LFS: files under a `filter=lfs` rule show and take their content, kept in the LFS store; "
               "on when the branch's `.gitattributes` has such a rule; `false` shows the pointers as they are"),
     OptionDoc("lfs_url", "URL", "`lfs.url` of the clone, else of a committed `.lfsconfig`, else the remote",
-              "where the LFS objects are: a path or `file://` URL of a repository whose `lfs/` holds them"),
+              "where the LFS objects are: an LFS server's `https://` endpoint (it gets the remote's "
+              "credentials), or a path or `file://` URL of a repository whose `lfs/` holds them"),
     OptionDoc("commiter_name", "NAME", "the `user` option", "author and committer name of GitFS's commits"),
     OptionDoc("commiter_email", "EMAIL", "`user@hostname`", "author and committer email"),
     OptionDoc("user", "NAME", "the current user", "owner shown for every file (name or number)"),
