@@ -31,6 +31,7 @@ from typing import Any, Callable, Optional
 
 from gitfs.lfs.errors import LfsError
 from gitfs.lfs.pointer import Pointer
+from gitfs.lfs.ssh import Grant, SshAuthenticator
 from gitfs.lfs.store import CHUNK, ObjectStore
 
 log = logging.getLogger(__name__)
@@ -66,12 +67,13 @@ def ssl_context(ca_file: str = "") -> ssl.SSLContext:
 class HttpTransfer:
     def __init__(self, local: ObjectStore, endpoint: str, *, ref: str = "",
                  authorization: Optional[str] = None, context: Optional[ssl.SSLContext] = None,
-                 sleep: Callable[[float], None] = time.sleep):
+                 ssh: Optional[SshAuthenticator] = None, sleep: Callable[[float], None] = time.sleep):
         self.local = local
         self.endpoint = endpoint.rstrip("/")
         self.ref = ref  # refs/heads/BRANCH, sent with each batch
         self._authorization = authorization  # for the endpoint only
         self._context = context or ssl_context()
+        self._ssh = ssh  # an SSH remote's: endpoint and token from git-lfs-authenticate, if it has it
         self._sleep = sleep
 
     def __repr__(self) -> str:  # never the authorization
@@ -176,19 +178,24 @@ class HttpTransfer:
             request["ref"] = {"name": self.ref}
         data = json.dumps(request).encode()
         headers = {"Accept": MEDIA_TYPE, "Content-Type": MEDIA_TYPE}
+        endpoint, authorized = self.endpoint, self._authorization is not None
         if self._authorization is not None:
             headers["Authorization"] = self._authorization
-        response = self._request("POST", f"{self.endpoint}/objects/batch", headers, lambda: data)
+        grant = self._ssh_grant(operation)
+        if grant is not None:
+            endpoint, authorized = grant.href, bool(grant.header)
+            headers.update(grant.header)
+        response = self._request("POST", f"{endpoint}/objects/batch", headers, lambda: data)
         try:
             status = response.status
             text = response.read(ANSWER_MAX)
         finally:
             response.close()
-        where = _where(self.endpoint)
+        where = _where(endpoint)
         if status == 404 and operation == "download":
             return {p.oid: {"error": {"code": 404, "message": _message(text)}} for p in pointers}
         if status == 401:
-            if self._authorization is None:
+            if not authorized:
                 raise TransferFailed(f"the LFS server at {where} asks for credentials and none may be sent "
                                      f"there (only to the git remote's own server, or to lfs_url)")
             raise TransferFailed(f"the LFS server at {where} refused the credentials (401)")
@@ -214,6 +221,14 @@ class HttpTransfer:
                 item["_received"] = now
                 found[item["oid"]] = item
         return found
+
+    def _ssh_grant(self, operation: str) -> Optional[Grant]:
+        if self._ssh is None:
+            return None
+        try:
+            return self._ssh.grant(operation)
+        except LfsError as error:
+            raise TransferFailed(str(error)) from None
 
     # -- HTTP
 

@@ -17,9 +17,10 @@ from typing import Callable, Optional
 from gitfs.lfs import attributes, endpoint
 from gitfs.lfs.content import LfsContent
 from gitfs.lfs.http import HttpTransfer, ssl_context
+from gitfs.lfs.ssh import SshAuthenticator
 from gitfs.lfs.store import ObjectStore, standalone_store
 from gitfs.lfs.transfer import CountingTransfer, StandaloneTransfer, Transfer
-from gitfs.repo.credentials import Credentials
+from gitfs.repo.credentials import Credentials, transport_of
 from gitfs.repo.filemodes import GIT_DIR
 from gitfs.repo.repository import Repository, branch_ref
 
@@ -60,8 +61,12 @@ def _http_transfer(repo: Repository, local: ObjectStore, where: endpoint.Endpoin
         user, password = credentials.username or url_user, credentials.password or url_password
         if user or password:
             authorization = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    ssh = None
+    if where.source == endpoint.FROM_REMOTE and transport_of(remote_url) == "ssh":
+        ssh = SshAuthenticator(remote_url, credentials, server)
     ca_file = os.path.abspath(os.path.expanduser(credentials.ssl_ca_file)) if credentials.ssl_ca_file else ""
     log.info("Git LFS: objects in %s, from the LFS server %s (%s)%s", local.root, server, where.source,
+             ", endpoint and token from ssh git-lfs-authenticate" if ssh else
              "" if authorization else ", without the remote's credentials")
     return HttpTransfer(local, server, ref=branch_ref(repo.branch), authorization=authorization,
-                        context=ssl_context(ca_file))
+                        context=ssl_context(ca_file), ssh=ssh)

@@ -185,3 +185,42 @@ def lfs_http(tmp_path, tmp_path_factory, test_ca):
     finally:
         nginx.stop()
         giftless.stop()
+
+
+@pytest.fixture
+def lfs_ssh(lfs_http, sshd, ssh_keys, tmp_path_factory):
+    """The lfs_http rig reached over SSH: the plain key's sessions run a forced command (the
+    server side of these tests, lfs-over-ssh.sh) that serves git and answers
+    `git-lfs-authenticate` with the nginx endpoint and a Basic header, as a forge would
+    with a token; with the file `.no_authenticate` present it answers 127 instead."""
+    directory = tmp_path_factory.mktemp("lfs-ssh")
+    import base64  # noqa: PLC0415
+    token = base64.b64encode(f"{HTTP_USER}:{HTTP_PASSWORD}".encode()).decode()
+    answer = f'{{"href": "{lfs_http.http_url}/info/lfs", "header": {{"Authorization": "Basic {token}"}}, ' \
+             '"expires_in": 3600}'
+    script = directory / "lfs-over-ssh.sh"
+    script.write_text(f"""#!/bin/sh
+# The server side of the SSH LFS tests: git commands as sshd would run them, and
+# git-lfs-authenticate answered with the LFS endpoint behind nginx and its credentials.
+case "$SSH_ORIGINAL_COMMAND" in
+    git-lfs-authenticate*)
+        echo "$SSH_ORIGINAL_COMMAND" >> {directory}/authenticate.log
+        if [ -e {directory}/.no_authenticate ]; then
+            echo "git-lfs-authenticate: command not found" >&2
+            exit 127
+        fi
+        echo '{answer}'
+        ;;
+    *) exec sh -c "$SSH_ORIGINAL_COMMAND" ;;
+esac
+""")
+    script.chmod(0o755)
+    authorized = sshd.directory / "authorized_keys"
+    authorized.write_text(f'command="{script}" {ssh_keys.plain.public_line()}\n')
+
+    class Rig:
+        url = sshd.url(lfs_http.remote.bare)
+        log = directory / "authenticate.log"
+        refuse = directory / ".no_authenticate"
+        http = lfs_http
+    return Rig

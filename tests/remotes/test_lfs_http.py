@@ -158,3 +158,31 @@ def test_a_committed_lfsconfig_for_another_host_gets_no_password(lfs_http, mount
     to_other = [line for line in access_log(lfs_http) if line.startswith("localhost:")]
     assert to_other and all(line.split()[1] == "-" and line.endswith(" 401") for line in to_other), to_other
     assert "none may be sent there" in read_status(mount)["lfs_missing"][0]["error"]
+
+
+def test_ssh_remote_gets_its_lfs_server_from_git_lfs_authenticate(lfs_ssh, ssh_keys, mount_gitfs):
+    remote = lfs_ssh.http.remote
+    mount = mount_gitfs(SimpleNamespace(url=lfs_ssh.url, head=remote.head), ssh_key=ssh_keys.plain.private)
+    assert (mount.current / "big.bin").read_bytes() == BIG
+    content = os.urandom(150_000)
+    (mount.current / "over-ssh.bin").write_bytes(content)
+    wait_for(lambda: "over-ssh.bin" in remote.files(), timeout=60, message="over-ssh.bin on the remote")
+    stored = lfs_ssh.http.giftless.object_path(pointer.parse(remote.show("over-ssh.bin")).oid)
+    assert stored is not None and stored.read_bytes() == content
+    asked = lfs_ssh.log.read_text().splitlines()
+    path = str(remote.bare)
+    assert f"git-lfs-authenticate '{path}' download" in asked and f"git-lfs-authenticate '{path}' upload" in asked
+
+
+def test_ssh_server_without_git_lfs_authenticate_falls_back_to_https(lfs_ssh, ssh_keys, mount_gitfs):
+    """Exit 127: the derived https://127.0.0.1/... endpoint (nothing listens on 443 here)."""
+    lfs_ssh.refuse.write_text("")
+    remote = lfs_ssh.http.remote
+    mount = mount_gitfs(SimpleNamespace(url=lfs_ssh.url, head=remote.head), ssh_key=ssh_keys.plain.private,
+                        expect_errors=True)
+    with pytest.raises(OSError) as raised:
+        (mount.current / "big.bin").read_bytes()
+    assert raised.value.errno == errno.EIO
+    assert "download" in lfs_ssh.log.read_text()
+    assert f"https://127.0.0.1{remote.bare}/info/lfs" in mount.log_text()
+    assert "no git-lfs-authenticate" in mount.log_text()
