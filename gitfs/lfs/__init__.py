@@ -8,6 +8,9 @@ everything LFS knows, so that the rest of the code does not need to:
                  streaming copies that hash as they go; a clone's .git/lfs and a path
                  remote's standalone lfs/ folder are both one
   attributes.py  which paths are LFS (filter=lfs in the attributes in effect)
-
-Nothing here touches the network or the working tree by itself.
+  endpoint.py    where the objects are, and whether the remote's credentials may go there
+  transfer.py    moving objects: the Transfer protocol, a path remote's StandaloneTransfer
+  http.py        HttpTransfer: an LFS server's batch API and basic transfer
+  ssh.py         an SSH remote's endpoint and token from git-lfs-authenticate
+  setup.py       which of these a mount uses
 """
