@@ -46,6 +46,8 @@ class Options:
     commiter_name: str = ""
     commiter_email: str = ""
     max_size: float = 10.0  # MiB; 0 means unlimited
+    lfs: bool = True  # Git LFS, when the branch's .gitattributes has a filter=lfs rule
+    lfs_url: str = ""  # "" = where git-lfs would look (gitfs/lfs/setup.py)
     sync_timeout: float = 5.0
     fetch_timeout: float = 30.0
     idle_fetch_timeout: float = 1800.0

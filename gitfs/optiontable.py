@@ -33,6 +33,12 @@ OPTIONS = (
     OptionDoc("idle_fetch_timeout", "SEC", "`1800`", "seconds between fetches while idle"),
     OptionDoc("min_idle_times", "N", "`10`", "idle after this many quiet `sync_timeout` periods"),
     OptionDoc("max_size", "MiB", "`10`", "largest file that can be written, in MiB (EFBIG past it); `0` = no limit"),
+    OptionDoc("lfs", "", "`true`",
+              "Git LFS: files under a `filter=lfs` rule show and take their content, kept in the LFS store; "
+              "on when the branch's `.gitattributes` has such a rule; `false` shows the pointers as they are"),
+    OptionDoc("lfs_url", "URL", "`lfs.url` of the clone, else of a committed `.lfsconfig`, else the remote",
+              "where the LFS objects are: an LFS server's `https://` endpoint (it gets the remote's "
+              "credentials), or a path or `file://` URL of a repository whose `lfs/` holds them"),
     OptionDoc("commiter_name", "NAME", "the `user` option", "author and committer name of GitFS's commits"),
     OptionDoc("commiter_email", "EMAIL", "`user@hostname`", "author and committer email"),
     OptionDoc("user", "NAME", "the current user", "owner shown for every file (name or number)"),

@@ -71,6 +71,9 @@ def format_status(state: dict, mount_point: str = "MOUNTPOINT") -> str:
     if len(rescues) > RECENT_RESCUES:
         lines.append(f"             and {len(rescues) - RECENT_RESCUES} earlier rescues "
                      "(git branch --list 'gitfs-rescue-*' in the clone)")
+    for missing in state.get("lfs_missing", []):
+        lines.append(f"LFS missing: {missing['path']} (object {missing['oid']}) at {missing['time']}: "
+                     f"{missing['error']}")
     return "\n".join(lines)
 
 

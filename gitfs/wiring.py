@@ -14,6 +14,9 @@ from mfusepy import FuseOSError
 
 from gitfs.fuse_binding import KernelCache
 from gitfs.handles import HandleTable
+from gitfs.lfs import attributes
+from gitfs.lfs import checkout as lfs_checkout
+from gitfs.lfs import setup as lfs_setup
 from gitfs.options import Options
 from gitfs.repo import libgit2
 from gitfs.repo import remote as remote_ops
@@ -78,6 +81,11 @@ class Mount:
         self.conflict_log = ConflictLog(repo)
         self.versions = FileVersions(repo)
         self.metrics = Metrics(pending=self.pending)
+        # Git LFS: a pointer blob of a filter=lfs path reads as its object (gitfs/lfs).
+        repo.lfs = lfs_setup.content_for(repo, options.remote_url, credentials=credentials, enabled=options.lfs,
+                                         url_option=options.lfs_url, on_missing=self._lfs_missing,
+                                         on_transfer=self.metrics.lfs_transfer)
+        lfs_checkout.check_out_tip(repo)  # the working tree's LFS files hold their content
         remote = RemoteLink(repo, credentials, status=self.status, metrics=self.metrics)
         # A read-only mount follows the remote and never commits or pushes (read_only.py).
         cycle_kind = ReadOnlyCycle if options.read_only else SyncCycle
@@ -121,6 +129,10 @@ class Mount:
     def writing(self) -> dict[int, str]:
         """The files open for writing that a sync asked for now waits for: the same ones."""
         return {number: path for number, path in self.handles.writing().items() if self.repo.would_commit(path)}
+
+    def _lfs_missing(self, path: str, oid: str, why: str) -> None:
+        self.status.lfs_missing(path, oid, why)
+        self.metrics.lfs_missing()
 
     def signature(self) -> pygit2.Signature:
         return pygit2.Signature(self.options.commiter_name, self.options.commiter_email)
@@ -242,7 +254,15 @@ class Views:
         extra = (self.options.history_path,) if not self.options.current_path else ()
         return CurrentView(self.owner, self.repo.workdir, self.handles, self.sync_state, self.jobs,
                            max_size=self.options.max_size_bytes, extra_root_entries=extra,
-                           kernel=self.worktree_kernel)
+                           kernel=self.worktree_kernel, lfs_path=self._lfs_path, lfs_placeholder=self._lfs_placeholder)
+
+    def _lfs_path(self, relative: str) -> bool:
+        """Whether a working-tree path is an LFS file's (Git LFS on, a filter=lfs rule)."""
+        return self.repo.lfs is not None and attributes.is_lfs_path(self.repo.git, relative)
+
+    def _lfs_placeholder(self, relative: str, fd: int) -> bool:
+        """Whether an open working file holds an LFS pointer's text (its object could not be had)."""
+        return self.repo.lfs is not None and lfs_checkout.holds_pointer(self.repo.git, relative, fd)
 
     def index(self) -> IndexView:
         return IndexView(self.owner, entries=[self.options.current_path, self.options.history_path],

@@ -4,7 +4,8 @@ The tests come in layers, one folder each: tests/core (the git core on real
 repositories), tests/sync (the sync cycle and scheduler on real repositories),
 tests/views (views called directly, and the FUSE binding), tests/mount (real FUSE
 mounts driven by real programs); tests/remotes adds real SSH, git:// and HTTP(S)
-servers, tests/stress faults and long runs.
+servers, tests/lfs Git LFS against the real git-lfs client, tests/stress faults and long
+runs.
 
 The plain helpers these fixtures use (and the tests import) are in helpers.py.
 """

@@ -4,7 +4,10 @@
   temporary directory; remotes are reached over ssh://.
 - `GitDaemon`: `git daemon` serving a directory (git://), receive-pack enabled.
 - `HttpServer`: nginx + fcgiwrap + `git http-backend`, basic auth (htpasswd), plain
-  HTTP and HTTPS (with a certificate the test CA fixture signs).
+  HTTP and HTTPS (with a certificate the test CA fixture signs); given a giftless port,
+  the same server blocks proxy Git LFS requests to it (git-lfs's derived endpoint).
+- `GiftlessServer`: giftless, a Git LFS server (PyPI), from the virtual environment
+  .ci/install-deps makes for it, objects in a folder of the test's.
 
 Every server starts with `start_new_session=True`, so it and whatever it forks
 (fcgiwrap's workers, sshd's and git daemon's per-connection children, nginx's
@@ -193,12 +196,35 @@ class GitDaemon:
 
 # -- HTTP(S): nginx + fcgiwrap + git http-backend ------------------------------------------
 
+def lfs_locations(giftless_port: int, htpasswd: Path) -> str:
+    """nginx locations for LFS under any repository path: the batch API with the same basic
+    auth as git (Authorization not passed on: giftless lets anyone in behind it), the object
+    storage without (giftless checks its own bearer token there)."""
+    proxy = f"""
+                client_max_body_size 0;
+                proxy_pass http://127.0.0.1:{giftless_port};
+                proxy_set_header Host $http_host;
+                proxy_set_header X-Forwarded-Proto $scheme;
+                proxy_request_buffering off;
+                proxy_buffering off;
+                proxy_read_timeout 300s;"""
+    return f"""
+            location ~ ^/.+\\.git/info/lfs/objects/storage/ {{{proxy}
+            }}
+            location ~ ^/.+\\.git/info/lfs/ {{
+                auth_basic "git";
+                auth_basic_user_file {htpasswd};
+                proxy_set_header Authorization "";{proxy}
+            }}"""
+
+
 class HttpServer:
-    def __init__(self, directory: Path, project_root: Path, test_ca):
+    def __init__(self, directory: Path, project_root: Path, test_ca, giftless_port: int | None = None):
         self.directory = directory
         self.http_port = free_port()
         self.https_port = free_port()
         self.htpasswd = directory / "htpasswd"
+        self.lfs_htpasswd = directory / "lfs-htpasswd"  # the same password, changed apart in tests
         self.set_password(HTTP_PASSWORD)
         fcgi_socket = directory / "fcgiwrap.sock"
         self.fcgi_socket = fcgi_socket
@@ -223,6 +249,8 @@ class HttpServer:
                 fastcgi_param SERVER_PROTOCOL $server_protocol;
                 fastcgi_param GATEWAY_INTERFACE CGI/1.1;
             }}"""
+        if giftless_port is not None:
+            location += lfs_locations(giftless_port, self.lfs_htpasswd)
         self.config = directory / "nginx.conf"
         self.config.write_text(f"""
 user root root;
@@ -232,7 +260,8 @@ pid {directory / 'nginx.pid'};
 error_log {directory / 'error.log'} info;
 events {{ worker_connections 64; }}
 http {{
-    access_log {directory / 'access.log'};
+    log_format with_host '$host:$server_port $remote_user "$request" $status';
+    access_log {directory / 'access.log'} with_host;
     client_body_temp_path {directory / 'body'};
     fastcgi_temp_path {directory / 'fastcgi'};
     proxy_temp_path {directory / 'proxy'};
@@ -252,9 +281,10 @@ http {{
 """)
         self.processes: list[subprocess.Popen] = []
 
-    def set_password(self, password: str, user: str = HTTP_USER) -> None:
+    def set_password(self, password: str, user: str = HTTP_USER, *, lfs_only: bool = False) -> None:
         hashed = run("openssl", "passwd", "-apr1", password).stdout.strip()
-        self.htpasswd.write_text(f"{user}:{hashed}\n")
+        for path in (self.lfs_htpasswd,) if lfs_only else (self.htpasswd, self.lfs_htpasswd):
+            path.write_text(f"{user}:{hashed}\n")
 
     def start(self) -> None:
         with open(self.directory / "fcgiwrap.log", "ab") as log:
@@ -293,3 +323,68 @@ http {{
         return f"https://{host}:{self.https_port}/{name}"
 
 
+
+
+# -- Git LFS: giftless ------------------------------------------------------------------------
+
+GIFTLESS_PYTHON = os.environ.get("GITFS_GIFTLESS_PYTHON", "/opt/gitfs-giftless/bin/python")
+GIFTLESS_RUN = ("import sys; from werkzeug.serving import run_simple; from giftless.wsgi_entrypoint import app; "
+                "run_simple('127.0.0.1', int(sys.argv[1]), app, threaded=True)")
+
+
+class GiftlessServer:
+    """giftless on 127.0.0.1, anonymous read-write (nginx in front does the basic auth),
+    objects in storage/ORG/REPO/OID; behind HTTPS it learns the scheme from X-Forwarded-Proto."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.port = free_port()
+        self.storage = directory / "storage"
+        self.storage.mkdir()
+        self.log = directory / "giftless.log"
+        self.config = directory / "giftless.yaml"
+        self.config.write_text(f"""
+AUTH_PROVIDERS:
+  - giftless.auth.allow_anon:read_write
+LEGACY_ENDPOINTS: false
+TRANSFER_ADAPTERS:
+  basic:
+    factory: giftless.transfer.basic_streaming:factory
+    options:
+      storage_class: giftless.storage.local_storage:LocalStorage
+      storage_options:
+        path: {self.storage}
+PRE_AUTHORIZED_ACTION_PROVIDER:
+  factory: giftless.auth.jwt:factory
+  options:
+    algorithm: HS256
+    private_key: gitfs-test-key
+MIDDLEWARE:
+  - class: werkzeug.middleware.proxy_fix:ProxyFix
+    kwargs:
+      x_proto: 1
+""")
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        if not os.path.exists(GIFTLESS_PYTHON):
+            pytest.fail(f"giftless is not installed ({GIFTLESS_PYTHON}): .ci/install-deps installs it")
+        env = dict(os.environ, GIFTLESS_CONFIG_FILE=str(self.config))
+        env.pop("PYTHONPATH", None)
+        with open(self.log, "ab") as log:
+            self.process = start_server([GIFTLESS_PYTHON, "-c", GIFTLESS_RUN, self.port], cwd=self.directory,
+                                        env=env, stdout=log, stderr=log)
+        process = self.process
+        wait_for(lambda: port_open("127.0.0.1", self.port) or process.poll() is not None, timeout=30,
+                 message="giftless")
+        if process.poll() is not None:
+            raise AssertionError(f"giftless exited: {self.log.read_text()}")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            stop_group(self.process)
+            self.process = None
+
+    def object_path(self, oid: str) -> Path | None:
+        found = list(self.storage.rglob(oid))
+        return found[0] if found else None

@@ -17,7 +17,7 @@ import os
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Optional, cast
+from typing import TYPE_CHECKING, Callable, Optional, cast
 
 import pygit2
 
@@ -35,6 +35,11 @@ from gitfs.repo.filemodes import (  # noqa: F401
     KEEP_FILE,
 )
 from gitfs.repo.skipped import SkippedPaths
+
+if TYPE_CHECKING:
+    from gitfs.lfs.content import LfsContent
+    from gitfs.lfs.pointer import Pointer
+    from gitfs.lfs.staging import Cleaner
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +63,8 @@ class TreeItem:
     name: str
     mode: int  # git filemode
     oid: pygit2.Oid
-    size: int = 0  # blob size, 0 for trees and submodules
+    size: int = 0  # blob size, 0 for trees and submodules (an LFS file's: its object's)
+    pointer: Optional[Pointer] = None  # an LFS file: the object its pointer blob names
 
 
 class Repository:
@@ -77,6 +83,9 @@ class Repository:
         # need not read the ref at every call; `on_branch_moved(old, new)` is told of each.
         self.branch_moves = 0
         self.on_branch_moved: Optional[Callable[[Optional[pygit2.Oid], pygit2.Oid], None]] = None
+        # Git LFS (gitfs/lfs), set by the mount when the repository uses it: a pointer blob of a
+        # filter=lfs path is then shown as its object (TreeItem.pointer, lfs_pointer).
+        self.lfs: Optional[LfsContent] = None
 
     # -- handles -----------------------------------------------------------
 
@@ -190,6 +199,7 @@ class Repository:
         commit's tree oid if the caller knows it, saves parsing the commit.
         """
         tree_oid = root if root is not None else self._commit(commit_oid).tree_id
+        parts = list(parts)
         item = TreeItem("", FILEMODE_TREE, tree_oid)
         tree = None
         for part in parts:
@@ -203,8 +213,20 @@ class Repository:
             item = TreeItem(part, entry.filemode, entry.id)
             tree = None
         if item.mode in (FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK):
-            item = TreeItem(item.name, item.mode, item.oid, self.blob_size(item.oid))
+            item = self._blob_item(item.name, item.mode, item.oid, "/".join(parts), commit_oid)
         return item
+
+    def _blob_item(self, name: str, mode: int, oid: pygit2.Oid, path: str, commit: pygit2.Oid) -> TreeItem:
+        size = self.blob_size(oid)
+        pointer = self.lfs_pointer(oid, size, path, commit) if mode != FILEMODE_LINK else None
+        return TreeItem(name, mode, oid, size, None) if pointer is None else TreeItem(name, mode, oid, pointer.size,
+                                                                                      pointer)
+
+    def lfs_pointer(self, oid: pygit2.Oid, size: int, path: str, commit: Optional[pygit2.Oid] = None
+                    ) -> Optional[Pointer]:
+        """The LFS object a blob of `size` bytes at `path` (of `commit`) stands for; None if
+        it is plain content (or LFS is off)."""
+        return None if self.lfs is None else self.lfs.pointer(self.git, oid, size, path, commit)
 
     def blob_size(self, oid: pygit2.Oid) -> int:
         size = self._sizes.get(oid)
@@ -219,13 +241,21 @@ class Repository:
     def list_tree(self, tree_oid: pygit2.Oid) -> list[str]:
         return [cast(str, entry.name) for entry in self._tree(tree_oid)]  # a tree's entries are named
 
-    def list_tree_items(self, tree_oid: pygit2.Oid, *, sizes: bool = False) -> list[TreeItem]:
-        """Every entry of a tree; with sizes=True, blobs and links carry their size."""
+    def list_tree_items(self, tree_oid: pygit2.Oid, *, sizes: bool = False,
+                        where: Optional[tuple[str, pygit2.Oid]] = None) -> list[TreeItem]:
+        """Every entry of a tree; with sizes=True, blobs and links carry their size. `where`,
+        (the tree's path, its commit), lets an LFS file carry its object's size instead."""
         items = []
         for entry in self._tree(tree_oid):
             mode = entry.filemode
-            size = self.blob_size(entry.id) if sizes and mode in (FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK) else 0
-            items.append(TreeItem(cast(str, entry.name), mode, entry.id, size))
+            name = cast(str, entry.name)  # a tree's entries are named
+            if not sizes or mode not in (FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK):
+                items.append(TreeItem(name, mode, entry.id))
+            elif where is not None and self.lfs is not None:
+                folder, commit = where
+                items.append(self._blob_item(name, mode, entry.id, f"{folder}/{name}".lstrip("/"), commit))
+            else:
+                items.append(TreeItem(name, mode, entry.id, self.blob_size(entry.id)))
         return items
 
     def blob_bytes(self, oid: pygit2.Oid) -> bytes:
@@ -291,13 +321,13 @@ class Repository:
         """Make the index match the working tree at each path and below it (staging.py)."""
         index = self.index()
         with _undone_on_failure(index):
-            staging.stage_paths(self.git, self.workdir, index, paths, self.skipped)
+            staging.stage_paths(self.git, self.workdir, index, paths, self.skipped, self._lfs_cleaner())
 
     def stage_everything(self) -> None:
         """Make the index match the whole working tree, as `git add -A` would (staging.py)."""
         index = self.index()
         with _undone_on_failure(index):
-            staging.stage_everything(self.git, self.workdir, index, self.skipped)
+            staging.stage_everything(self.git, self.workdir, index, self.skipped, self._lfs_cleaner())
 
     def staged_changes(self) -> dict[str, str]:
         """What committing the index would change, file by file: {path: "Created",
@@ -313,6 +343,14 @@ class Repository:
             else:
                 changes[delta.new_file.path] = "Created" if delta.status == DeltaStatus.ADDED else "Update"
         return changes
+
+    def prepare_staging(self, paths: Iterable[str]) -> None:
+        """Work staging can do before writes are frozen: LFS files hashed into the store."""
+        if self.lfs is not None:
+            self.lfs.cleaner.prepare(self.git, self.workdir, paths)
+
+    def _lfs_cleaner(self) -> Optional[Cleaner]:
+        return self.lfs.cleaner if self.lfs is not None else None
 
     def commit_index(self, message: str, signature: pygit2.Signature) -> Optional[pygit2.Oid]:
         """Commit the index on the branch; None when it equals the tip's tree."""

@@ -27,13 +27,16 @@ import errno
 import logging
 import os
 import secrets
+import shutil
 import stat
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Protocol, cast
+from typing import BinaryIO, Protocol, cast
 
 import pygit2
 
+from gitfs.lfs.checkout import open_object
+from gitfs.lfs.index_entry import add_with_stat
 from gitfs.repo import beneath
 from gitfs.repo.compat import DeltaStatus
 from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, GIT_DIR, Repository
@@ -90,12 +93,18 @@ def apply_changes(repo: Repository, changes: TreeChanges) -> list[str]:
                 index.remove(entry.path)
         repo.skipped.discard(entry.path for entry in changes.deletions)
         for entry in changes.writes:
+            # Git LFS: the object's content, not the pointer (None: not an LFS file's, or not had).
+            lfs_object = open_object(repo, entry.path, entry.id, entry.mode)
             try:
                 if entry.mode == FILEMODE_COMMIT:  # a submodule: its empty folder, as git makes it
                     removed.extend(_make_submodule_folder(root, entry.path))
                     index.add(pygit2.IndexEntry(entry.path, entry.id, entry.mode))
                     continue
-                removed.extend(_write_file(root, entry.path, entry.mode, repo.blob_buffer(entry.id)))
+                if lfs_object is not None:
+                    with lfs_object:
+                        removed.extend(_write_file(root, entry.path, entry.mode, lfs_object))
+                else:
+                    removed.extend(_write_file(root, entry.path, entry.mode, repo.blob_buffer(entry.id)))
             except OSError as error:
                 if error.errno not in CANNOT_EXIST:
                     raise
@@ -103,7 +112,10 @@ def apply_changes(repo: Repository, changes: TreeChanges) -> list[str]:
                 index.add(pygit2.IndexEntry(entry.path, entry.id, entry.mode))  # as committed: no deletion
             else:
                 repo.skipped.discard([entry.path])
-                _index_written(repo, index, entry)
+                if lfs_object is not None:  # the pointer, with the content's stat data
+                    add_with_stat(index, entry.path, entry.id, entry.mode, beneath.lstat(root, entry.path))
+                else:
+                    _index_written(repo, index, entry)
     finally:
         os.close(root)
     index.write()
@@ -209,7 +221,7 @@ def _remove_tree(folder: int, name: str) -> None:
     os.rmdir(name, dir_fd=folder)
 
 
-def _write_file(root: int, relative: str, mode: int, data: memoryview) -> list[str]:
+def _write_file(root: int, relative: str, mode: int, data: memoryview | BinaryIO) -> list[str]:
     """Write the file (a new inode, renamed into place); the relative paths it replaced:
     itself (the old name now names another file) and files that stood where folders go."""
     names = _names(relative)
@@ -224,7 +236,7 @@ def _write_file(root: int, relative: str, mode: int, data: memoryview) -> list[s
             pass
         temporary = f".gitfs-{secrets.token_hex(4)}"
         if mode == FILEMODE_LINK:
-            target = bytes(data)
+            target = bytes(cast(memoryview, data))  # a link is never an LFS object
             if b"\0" in target:
                 raise OSError(errno.EINVAL, "a link's target with a NUL byte", relative)
             os.symlink(target, temporary, dir_fd=folder)
@@ -233,7 +245,10 @@ def _write_file(root: int, relative: str, mode: int, data: memoryview) -> list[s
                          dir_fd=folder)
             try:
                 with os.fdopen(fd, "wb", closefd=False) as handle:
-                    handle.write(data)
+                    if isinstance(data, memoryview):
+                        handle.write(data)
+                    else:
+                        shutil.copyfileobj(data, handle, 1 << 20)  # an LFS object: in chunks, never whole
                 os.fchmod(fd, 0o755 if mode == FILEMODE_EXEC else 0o644)
             finally:
                 os.close(fd)

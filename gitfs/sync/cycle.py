@@ -18,6 +18,7 @@ from typing import Callable, Optional, Protocol
 
 import pygit2
 
+from gitfs.lfs import checkout as lfs_checkout
 from gitfs.repo.accept_mine import replay_local_commits
 from gitfs.repo.errors import PushRejected, RemoteError
 from gitfs.repo.ignore import IgnoreRules, is_gitignore
@@ -100,6 +101,7 @@ class SyncCycle:
         for writing: "/a/b") or above them stay pending. RemoteError if the remote failed."""
         committed = None
         if commit:
+            self.repo.prepare_staging(self.jobs.paths())  # big LFS files hashed before the freeze
             with self.state.frozen():
                 committed = self.commit_pending(include_open=include_open, hold=hold)
         result = self.sync_with_remote(hold=hold)
@@ -181,6 +183,8 @@ class SyncCycle:
             remote_tip = self.remote.fetch()
             local_tip = self.repo.branch_tip()
             if remote_tip is not None and local_tip is not None and not self.repo.is_ancestor(remote_tip, local_tip):
+                # Git LFS: the remote's new objects, downloaded before the freeze that applies them.
+                lfs_checkout.prefetch(self.repo, self.repo.root_tree(local_tip), self.repo.root_tree(remote_tip))
                 integrated = self._integrate(remote_tip, hold)
                 if integrated.waiting_for:
                     return integrated

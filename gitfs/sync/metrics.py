@@ -40,6 +40,8 @@ class Metrics:
                                                     "push": dict.fromkeys(RESULTS, 0)}
         self._last_ok: dict[str, float] = {"fetch": 0.0, "push": 0.0}
         self._timings = {"commit": Timing(), "fetch": Timing(), "push": Timing()}
+        self._lfs = {"download": [0, 0], "upload": [0, 0]}  # direction -> [objects, bytes]
+        self._lfs_missing = 0
 
     # -- reports ------------------------------------------------------------------
 
@@ -68,6 +70,17 @@ class Metrics:
         with self._lock:
             self._conflicts += count
 
+    def lfs_transfer(self, direction: str, objects: int, size: int) -> None:
+        """Git LFS objects moved ("download" or "upload") and their bytes."""
+        with self._lock:
+            self._lfs[direction][0] += objects
+            self._lfs[direction][1] += size
+
+    def lfs_missing(self) -> None:
+        """A Git LFS object that could not be had (its file reads as EIO)."""
+        with self._lock:
+            self._lfs_missing += 1
+
     # -- rendering --------------------------------------------------------------
 
     def render(self) -> bytes:
@@ -92,6 +105,13 @@ class Metrics:
                 _family(lines, f"gitfs_last_{action}_success_timestamp_seconds", "gauge",
                         f"Unix time of the last successful {action}; 0 before the first.",
                         [("", self._last_ok[action])])
+            _family(lines, "gitfs_lfs_objects_total", "counter", "Git LFS objects moved, by direction.",
+                    [(f'{{direction="{way}"}}', moved[0]) for way, moved in self._lfs.items()])
+            _family(lines, "gitfs_lfs_bytes_total", "counter", "Bytes of Git LFS objects moved, by direction.",
+                    [(f'{{direction="{way}"}}', moved[1]) for way, moved in self._lfs.items()])
+            _family(lines, "gitfs_lfs_missing_objects_total", "counter",
+                    "Git LFS objects that could not be had (their files read as errors).",
+                    [("", self._lfs_missing)])
             for action in ("commit", "fetch", "push"):
                 timing = self._timings[action]
                 _family(lines, f"gitfs_{action}_duration_seconds", "summary",

@@ -15,6 +15,7 @@ from typing import Optional, Protocol
 
 import pygit2
 
+from gitfs.lfs.pushing import upload_before_push
 from gitfs.repo import remote as remote_ops
 from gitfs.repo.errors import PushRejected, RemoteError
 from gitfs.repo.repository import Repository
@@ -62,6 +63,8 @@ class RemoteLink:
             with self._lock:
                 started = time.monotonic()
                 try:
+                    # Git LFS: the objects go up before the pointers that name them.
+                    upload_before_push(self.repo)
                     remote_ops.push(self.repo, self._credentials)
                 finally:
                     took = time.monotonic() - started

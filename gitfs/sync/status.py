@@ -25,6 +25,7 @@ def _now(timestamp: Optional[float] = None) -> str:
 class SyncStatus:
     MAX_CONFLICTS = 50
     MAX_RESCUES = 50
+    MAX_LFS_MISSING = 50
 
     def __init__(self, *, remote: str, branch: str, pending: Callable[[], dict], read_only: bool = False,
                  repo_path: Optional[str] = None):
@@ -33,6 +34,7 @@ class SyncStatus:
         self._state: dict[str, Any] = {
             "remote": remote, "branch": branch, "read_only": read_only, "repo_path": repo_path,
             "last_fetch": None, "last_push": None, "last_error": None, "conflicts": [], "rescues": [],
+            "lfs_missing": [],
         }
 
     def _record(self, key: str, ok: bool, error: Optional[str] = None) -> None:
@@ -70,6 +72,12 @@ class SyncStatus:
             entries = self._state["rescues"]
             entries.append({"time": _now(timestamp), "branch": branch, "saved_commit": str(saved)})
             del entries[:-self.MAX_RESCUES]
+    def lfs_missing(self, path: str, oid: str, why: str) -> None:
+        """A Git LFS object that cannot be had: its file reads as an error (gitfs/lfs)."""
+        with self._lock:
+            entries = self._state["lfs_missing"]
+            entries.append({"time": _now(), "path": path, "oid": oid, "error": why})
+            del entries[:-self.MAX_LFS_MISSING]
 
     def snapshot(self) -> dict:
         with self._lock:

@@ -20,6 +20,8 @@ import pygit2
 from mfusepy import FuseOSError
 
 from gitfs.handles import HandleTable, OpenFile
+from gitfs.lfs.errors import LfsError
+from gitfs.lfs.pointer import Pointer
 from gitfs.repo.blobstream import CorruptObject
 from gitfs.repo.errors import NotADirectory, PathNotFound
 from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, FILEMODE_TREE, Repository, TreeItem
@@ -56,8 +58,16 @@ class BlobView(ReadOnlyView):
     repo: Repository
     handles: HandleTable
 
-    def _open_blob(self, path: str, oid: pygit2.Oid) -> int:
-        return self.handles.add(OpenFile(path=path, data=self.repo.blob_reader(oid)))
+    def _open_blob(self, path: str, oid: pygit2.Oid, pointer: Optional[Pointer] = None) -> int:
+        """A handle on the blob's bytes, or on the LFS object its pointer names (EIO if that
+        cannot be had: the pointer's text is never shown)."""
+        if pointer is None or self.repo.lfs is None:
+            return self.handles.add(OpenFile(path=path, data=self.repo.blob_reader(oid)))
+        try:
+            reader = self.repo.lfs.open(pointer, path)
+        except LfsError:
+            raise FuseOSError(errno.EIO) from None  # LfsContent logged it once, with the reason
+        return self.handles.add(OpenFile(path=path, data=reader))
 
     def _link_text(self, oid: pygit2.Oid) -> str:
         return self.repo.blob_bytes(oid).decode("utf-8", "surrogateescape")
@@ -68,11 +78,11 @@ class BlobView(ReadOnlyView):
             raise FuseOSError(errno.EINVAL)
         return self._link_text(entry.oid)
 
-    def _open_entry(self, path: str, entry: Optional[BlobEntry]) -> int:
-        """open of a found entry for reading (None: a folder, EISDIR)."""
+    def _open_entry(self, path: str, entry: Optional[BlobEntry], pointer: Optional[Pointer] = None) -> int:
+        """open of a found entry for reading (None: a folder, EISDIR); `pointer`: an LFS file's."""
         if entry is None:
             raise FuseOSError(errno.EISDIR)
-        return self._open_blob(path, entry.oid)
+        return self._open_blob(path, entry.oid, pointer)
 
     def read(self, path, size, offset, fh):
         try:
@@ -151,7 +161,7 @@ class CommitView(BlobView):
             raise FuseOSError(errno.ENOTDIR)
         entries: list = [(".", None), ("..", None)]
         folder = None  # one dict for every folder entry
-        for child in self.repo.list_tree_items(item.oid, sizes=True):
+        for child in self.repo.list_tree_items(item.oid, sizes=True, where=(path.strip("/"), self.commit)):
             if child.mode in (FILEMODE_TREE, FILEMODE_COMMIT):
                 folder = folder or self._stat(child)
                 entries.append((child.name, folder))
@@ -168,4 +178,4 @@ class CommitView(BlobView):
         item = self._item(path)
         if item.mode in (FILEMODE_TREE, FILEMODE_COMMIT):
             raise FuseOSError(errno.EISDIR)
-        return self._open_blob(path, item.oid)
+        return self._open_blob(path, item.oid, item.pointer)

@@ -74,4 +74,4 @@ class ConflictsView(BlobView):
         if is_write_open(flags):
             raise FuseOSError(errno.EROFS)
         _when, _names, item = self._find(path)
-        return self._open_entry(path, item)
+        return self._open_entry(path, item, item.pointer if item is not None else None)

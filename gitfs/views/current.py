@@ -13,7 +13,7 @@ import errno
 import os
 import stat
 from collections.abc import Iterable
-from typing import Optional
+from typing import Callable, Optional
 
 from mfusepy import FuseOSError
 
@@ -32,19 +32,23 @@ from gitfs.views.passthrough import PassthroughView, refuse_non_utf8
 class CurrentView(PassthroughView):
     def __init__(self, owner: Owner, root: str, handles: HandleTable, sync_state: SyncState,
                  jobs: PendingJobs, *, max_size: int | None, extra_root_entries: tuple[str, ...] = (),
-                 kernel: Optional[KernelAttributes] = None):
+                 kernel: Optional[KernelAttributes] = None,
+                 lfs_path: Callable[[str], bool] = lambda _relative: False,
+                 lfs_placeholder: Callable[[str, int], bool] = lambda _relative, _fd: False):
         super().__init__(owner, root)
         self.handles = handles
         self.sync_state = sync_state
         self.jobs = jobs
         self.max_size = max_size
+        self.lfs_path = lfs_path  # Git LFS: whether a path's content goes to the LFS store (no max_size)
+        self.lfs_placeholder = lfs_placeholder  # Git LFS: whether an open file holds a pointer, not content
         self.extra_root_entries = extra_root_entries
         self.kernel = kernel  # told when a change through one name changes a file's other names
 
     # -- helpers ------------------------------------------------------------
 
-    def _check_size(self, size: int) -> None:
-        if self.max_size is not None and size > self.max_size:
+    def _check_size(self, size: int, path: str) -> None:
+        if self.max_size is not None and size > self.max_size and not self.lfs_path(self._relative(path)):
             raise FuseOSError(errno.EFBIG)
 
     def _queue(self, message: str, add=(), remove=()) -> None:
@@ -110,7 +114,11 @@ class CurrentView(PassthroughView):
                 fd = beneath.open_beneath(self.root_fd, relative, flags & ~os.O_APPEND)
                 return self.handles.add(self._written(path, fd, flags))
         with self.sync_state.mutation(changes=False):  # not while remote changes are applied
-            return self.handles.add(OpenFile(path, fd=beneath.open_beneath(self.root_fd, relative, flags)))
+            fd = beneath.open_beneath(self.root_fd, relative, flags)
+            if self.lfs_placeholder(relative, fd):  # an LFS object that could not be had: never its pointer
+                os.close(fd)
+                raise FuseOSError(errno.EIO)
+            return self.handles.add(OpenFile(path, fd=fd))
 
     def _fd(self, fh: int) -> int:
         """The descriptor of a file this view opened (every one of them has one)."""
@@ -141,7 +149,7 @@ class CurrentView(PassthroughView):
 
     def write(self, path, data, offset, fh):
         open_file = self.handles.get(fh)
-        self._check_size(offset + len(data))
+        self._check_size(offset + len(data), open_file.path)
         with self.sync_state.mutation():
             written = os.pwrite(self._fd(fh), data, offset)
             open_file.change = "Update"
@@ -150,7 +158,7 @@ class CurrentView(PassthroughView):
 
     def truncate(self, path, length, fh=None):
         relative = self._relative(path)
-        self._check_size(length)
+        self._check_size(length, path)
         with self.sync_state.mutation():
             fd = beneath.open_beneath(self.root_fd, relative, os.O_WRONLY)  # truncate(2) has no *at form
             try:

@@ -15,8 +15,9 @@ from typing import Optional
 from mfusepy import FuseOSError
 
 from gitfs.handles import HandleTable
+from gitfs.lfs.pointer import Pointer
 from gitfs.repo.errors import NotADirectory, PathNotFound
-from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_TREE, Repository, TreeItem
+from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_LINK, FILEMODE_TREE, Repository, TreeItem
 from gitfs.repo.versions import FileVersions, Version
 from gitfs.views.base import Owner, directory_stat, is_write_open
 from gitfs.views.commit import BlobView, blob_stat
@@ -68,7 +69,7 @@ class VersionsView(BlobView):
     def getattr(self, path, fh=None):
         item, file_path, version = self._find(path)
         if version is not None:
-            return self._version_stat(version)
+            return self._version_stat(file_path, version)
         if item is None or item.mode == FILEMODE_TREE:
             tip = self.repo.branch_tip()
             when = self.repo.commit_time(tip) if tip is not None else self.mount_time
@@ -77,8 +78,17 @@ class VersionsView(BlobView):
         return directory_stat(self.owner, newest[-1].commit_time if newest else self.mount_time,
                               newest[0].commit_time if newest else None)
 
-    def _version_stat(self, version: Version) -> dict:
-        return blob_stat(self.owner, version.mode, self.repo.blob_size(version.oid), version.commit_time)
+    def _version_stat(self, file_path: str, version: Version) -> dict:
+        size = self.repo.blob_size(version.oid)
+        pointer = self._pointer(file_path, version, size)
+        return blob_stat(self.owner, version.mode, size if pointer is None else pointer.size, version.commit_time)
+
+    def _pointer(self, file_path: str, version: Version, size: Optional[int] = None) -> Optional[Pointer]:
+        """The LFS object the version stands for, if it is an LFS file's pointer."""
+        if version.mode == FILEMODE_LINK:
+            return None
+        size = self.repo.blob_size(version.oid) if size is None else size
+        return self.repo.lfs_pointer(version.oid, size, file_path, version.commit)
 
     def readdir(self, path, fh):
         item, file_path, version = self._find(path)
@@ -100,7 +110,7 @@ class VersionsView(BlobView):
         if item is None or item.mode == FILEMODE_TREE:
             return [(name, None) for name in self.readdir(path, None)]
         return [(".", None), ("..", None),
-                *((each.name, self._version_stat(each)) for each in self.versions.versions(file_path))]
+                *((each.name, self._version_stat(file_path, each)) for each in self.versions.versions(file_path))]
 
     def readlink(self, path):
         _item, _file_path, version = self._find(path)
@@ -109,5 +119,5 @@ class VersionsView(BlobView):
     def open(self, path, flags):
         if is_write_open(flags):
             raise FuseOSError(errno.EROFS)
-        _item, _file_path, version = self._find(path)
-        return self._open_entry(path, version)
+        _item, file_path, version = self._find(path)
+        return self._open_entry(path, version, self._pointer(file_path, version) if version is not None else None)

@@ -20,9 +20,23 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from lfs.conftest import LfsRemote, require_git_lfs
 
 from helpers import wait_for
-from servers import GIT_HTTP_BACKEND, GitDaemon, HttpServer, KeyPair, need, run, sshd_server, start_server, stop_group
+from servers import (
+    GIT_HTTP_BACKEND,
+    HTTP_PASSWORD,
+    HTTP_USER,
+    GiftlessServer,
+    GitDaemon,
+    HttpServer,
+    KeyPair,
+    need,
+    run,
+    sshd_server,
+    start_server,
+    stop_group,
+)
 
 # -- SSH ---------------------------------------------------------------------------------
 
@@ -136,3 +150,77 @@ def http_server(tmp_path_factory, remote, test_ca):
         yield server
     finally:
         server.stop()
+
+
+# -- Git LFS: giftless behind nginx ---------------------------------------------------------
+
+@pytest.fixture
+def lfs_http(tmp_path, tmp_path_factory, test_ca):
+    """An LFS remote at /org/remote.git (giftless wants an organisation) served by nginx +
+    git http-backend, with giftless behind the same server blocks, over HTTP and HTTPS with
+    basic auth. Its other clone pushes over HTTP with the real git-lfs client, so that
+    `big.bin` (2 MiB) and `small.bin` are objects on giftless and `notes.txt` a plain blob."""
+    require_git_lfs()
+    need("nginx", "fcgiwrap", "openssl", GIT_HTTP_BACKEND)
+    remote = LfsRemote(tmp_path / "org")
+    giftless = GiftlessServer(tmp_path_factory.mktemp("giftless"))
+    nginx = HttpServer(tmp_path_factory.mktemp("nginx"), tmp_path, test_ca, giftless_port=giftless.port)
+    try:
+        giftless.start()
+        nginx.start()
+        http_url = nginx.http_url("org/remote.git")
+        credentials = tmp_path / "git-credentials"
+        credentials.write_text(http_url.replace("://", f"://{HTTP_USER}:{HTTP_PASSWORD}@").rsplit("/", 2)[0] + "\n")
+        run("git", "-C", remote.work, "remote", "set-url", "origin", http_url)
+        run("git", "-C", remote.work, "config", "credential.helper", f"store --file={credentials}")
+        remote.commit({"big.bin": bytes(range(256)) * 8192, "small.bin": b"tiny\n", "notes.txt": "plain\n"},
+                      "LFS files")
+
+        class Rig:
+            pass
+        rig = Rig()
+        rig.remote, rig.giftless, rig.nginx, rig.ca = remote, giftless, nginx, test_ca
+        rig.http_url, rig.https_url = http_url, nginx.https_url("org/remote.git")
+        yield rig
+    finally:
+        nginx.stop()
+        giftless.stop()
+
+
+@pytest.fixture
+def lfs_ssh(lfs_http, sshd, ssh_keys, tmp_path_factory):
+    """The lfs_http rig reached over SSH: the plain key's sessions run a forced command (the
+    server side of these tests, lfs-over-ssh.sh) that serves git and answers
+    `git-lfs-authenticate` with the nginx endpoint and a Basic header, as a forge would
+    with a token; with the file `.no_authenticate` present it answers 127 instead."""
+    directory = tmp_path_factory.mktemp("lfs-ssh")
+    import base64  # noqa: PLC0415
+    token = base64.b64encode(f"{HTTP_USER}:{HTTP_PASSWORD}".encode()).decode()
+    answer = f'{{"href": "{lfs_http.http_url}/info/lfs", "header": {{"Authorization": "Basic {token}"}}, ' \
+             '"expires_in": 3600}'
+    script = directory / "lfs-over-ssh.sh"
+    script.write_text(f"""#!/bin/sh
+# The server side of the SSH LFS tests: git commands as sshd would run them, and
+# git-lfs-authenticate answered with the LFS endpoint behind nginx and its credentials.
+case "$SSH_ORIGINAL_COMMAND" in
+    git-lfs-authenticate*)
+        echo "$SSH_ORIGINAL_COMMAND" >> {directory}/authenticate.log
+        if [ -e {directory}/.no_authenticate ]; then
+            echo "git-lfs-authenticate: command not found" >&2
+            exit 127
+        fi
+        echo '{answer}'
+        ;;
+    *) exec sh -c "$SSH_ORIGINAL_COMMAND" ;;
+esac
+""")
+    script.chmod(0o755)
+    authorized = sshd.directory / "authorized_keys"
+    authorized.write_text(f'command="{script}" {ssh_keys.plain.public_line()}\n')
+
+    class Rig:
+        url = sshd.url(lfs_http.remote.bare)
+        log = directory / "authenticate.log"
+        refuse = directory / ".no_authenticate"
+        http = lfs_http
+    return Rig
