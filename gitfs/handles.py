@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional
 class OpenFile:
     path: str  # "/a/b", relative to the view's root
     fd: Optional[int] = None  # a working-tree file
-    data: Any = None  # history: a repo.blobstream.BlobReader; the status file: its rendered bytes
+    data: Any = None  # history: a BlobReader or an LFS ObjectReader (read, close); the status file: its bytes
     writable: bool = False
     change: Optional[str] = None  # "Created" or "Update": the commit owed at release; None if clean
     other_names: tuple[str, ...] = ()  # the file's other names in its folder, told of each write

@@ -53,7 +53,7 @@ class ObjectReader:
     def read(self, size: int, offset: int) -> bytes:
         return os.pread(self._fd, size, offset)
 
-    def release(self) -> None:
+    def close(self) -> None:
         fd, self._fd = self._fd, -1
         if fd >= 0:
             os.close(fd)

@@ -264,7 +264,7 @@ def test_open_waits_for_a_download_only_so_long(lfs_remote, tmp_path):
     try:
         assert reader.read(10, 256) == bytes(range(10))
     finally:
-        reader.release()
+        reader.close()
     assert reported == []
     ghost = Pointer("ef" * 32, 7)
     with pytest.raises(ObjectMissing):
