@@ -47,6 +47,22 @@ class ObjectFiles:
         self.objects_dir = objects_dir
         self.packs = PackIndexes(objects_dir)
 
+    def loose_size(self, hex_id: str) -> Optional[int]:
+        """A loose blob's size, from the first bytes of its file (`blob SIZE\\0`), or None
+        (not loose, not a blob, unreadable: libgit2 must answer). Older pygit2 has no header
+        read, and libgit2 1.5 reads a whole object for its size (and spins for ever on a
+        truncated one)."""
+        try:
+            with open(os.path.join(self.objects_dir, hex_id[:2], hex_id[2:]), "rb") as handle:
+                head = zlib.decompressobj().decompress(handle.read(512), 64)
+        except (OSError, zlib.error):
+            return None
+        kind, space, rest = head.partition(b" ")
+        size, nul, _ = rest.partition(b"\0")
+        if kind != b"blob" or not space or not nul or not size.isdigit():
+            return None
+        return int(size)
+
     def locate(self, hex_id: str, raw_id: bytes) -> Optional[tuple[str, int, bool]]:
         """(file, offset of the zlib stream, whether it starts with a loose header), or
         None: libgit2 must read it (a delta, another object store, a type mismatch)."""

@@ -231,8 +231,11 @@ class Repository:
     def blob_size(self, oid: pygit2.Oid) -> int:
         size = self._sizes.get(oid)
         if size is None:
-            # read_header gives the size without inflating the blob.
-            size = compat.blob_size(self.git, oid)
+            # The header alone: a loose object's own first bytes, else libgit2's read_header
+            # (where this pygit2 has it); neither inflates the blob.
+            size = self._object_files.loose_size(str(oid))
+            if size is None:
+                size = compat.blob_size(self.git, oid)
             if len(self._sizes) >= BLOB_SIZES:
                 self._sizes.clear()  # atomic; cheaper than an LRU's bookkeeping on every hit
             self._sizes[oid] = size
