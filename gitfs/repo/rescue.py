@@ -41,14 +41,14 @@ def save_local_history(repo: Repository, local_tip: pygit2.Oid, timestamp: Optio
 def saved_histories(repo: Repository) -> list[Rescue]:
     """The clone's rescue branches, oldest first (earlier mounts' too)."""
     found = []
-    for ref in repo.git.references.iterator():
-        name = ref.name.removeprefix("refs/heads/")
-        if not (ref.name.startswith("refs/heads/") and name.startswith(PREFIX)):
+    branches = repo.git.branches.local  # pygit2 1.11 (Debian 12) has no References.iterator
+    for name in branches:
+        if not name.startswith(PREFIX):
             continue
         stamp = name[len(PREFIX):len(PREFIX) + len("YYYYMMDD-HHMMSS")]
         try:
             timestamp = time.mktime(time.strptime(stamp, TIME_FORMAT))
         except ValueError:
             continue  # a branch someone named like ours: not one GitFS made
-        found.append(Rescue(name, cast(pygit2.Oid, ref.resolve().target), timestamp))  # a branch: an Oid
+        found.append(Rescue(name, cast(pygit2.Oid, branches[name].target), timestamp))  # a branch: an Oid
     return sorted(found, key=lambda rescue: (rescue.timestamp, rescue.branch))
