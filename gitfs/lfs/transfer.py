@@ -35,22 +35,21 @@ class StandaloneTransfer:
         self.remote = remote
 
     def download(self, pointers: Sequence[Pointer]) -> dict[str, str]:
-        failed = {}
-        for pointer in pointers:
-            try:
-                self.remote.copy_to(self.local, pointer)
-            except (LfsError, OSError) as error:
-                failed[pointer.oid] = _why(error)
-        return failed
+        return _copy_each(self.remote, self.local, pointers)
 
     def upload(self, pointers: Sequence[Pointer]) -> dict[str, str]:
-        failed = {}
-        for pointer in pointers:
-            try:
-                self.local.copy_to(self.remote, pointer)
-            except (LfsError, OSError) as error:
-                failed[pointer.oid] = _why(error)
-        return failed
+        return _copy_each(self.local, self.remote, pointers)
+
+
+def _copy_each(source: ObjectStore, target: ObjectStore, pointers: Sequence[Pointer]) -> dict[str, str]:
+    """Copy each object from one store to the other; {oid: why} of those that failed."""
+    failed = {}
+    for pointer in pointers:
+        try:
+            source.copy_to(target, pointer)
+        except (LfsError, OSError) as error:
+            failed[pointer.oid] = _why(error)
+    return failed
 
 
 class NoTransfer:
