@@ -1,4 +1,5 @@
-# GitFS developer tasks. CI runs `make test` and `make lint` (see .ci/run, which installs dependencies first).
+# GitFS developer tasks (HACKING.md). CI runs `make test` and `make lint` (see .ci/run, which
+# installs dependencies first).
 
 PYTHON ?= python3
 # Extra pytest arguments, e.g. `make test PYTEST_ARGS="-k history -x"`.
@@ -8,10 +9,14 @@ PIP_ARGS ?=
 # No cache provider: no .pytest_cache left in the tree (CI runs from a fresh, read-mostly clone).
 PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
 
-.PHONY: deps install test test-stress bench demo lint typecheck man deb clean
+.PHONY: deps install test test-stress coverage bench demo lint typecheck lint-tools man deb clean
 
 install:
 	$(PYTHON) -m pip install $(PIP_ARGS) -e '.[test]'
+
+# Python tools only, never a system package: the extras' requirements that are missing
+# (.ci/python-tools; pip gets PIP_ARGS). GITFS_DEPS_READY=1 (.ci/run) skips them too.
+TOOLS = [ "$${GITFS_DEPS_READY:-0}" = 1 ] || PIP_ARGS='$(PIP_ARGS)' $(PYTHON) .ci/python-tools
 
 # The README's `make test` sets up a fresh Debian machine too (fuse3, git, servers the tests
 # start, Python packages): .ci/install-deps is idempotent and quick once done. .ci/run has
@@ -25,6 +30,18 @@ test: deps
 test-stress: deps
 	$(PYTEST) -m stress $(PYTEST_ARGS) tests
 
+# The suite under coverage (.coveragerc), measured in the daemons too: every Python process
+# the tests start measures itself into build/coverage/ (coverage's subprocess support),
+# and the data of all of them is combined into one table per module.
+COVERAGE_DATA = $(CURDIR)/build/coverage/data
+coverage: deps
+	@$(TOOLS) coverage
+	rm -rf build/coverage && mkdir -p build/coverage
+	GITFS_COVERAGE_DATA=$(COVERAGE_DATA) $(PYTHON) -m coverage run -m pytest -q -p no:cacheprovider \
+		$(PYTEST_ARGS) tests; status=$$?; \
+	GITFS_COVERAGE_DATA=$(COVERAGE_DATA) $(PYTHON) -m coverage combine -q \
+	&& GITFS_COVERAGE_DATA=$(COVERAGE_DATA) $(PYTHON) -m coverage report && exit $$status
+
 # Both histories (long: 17,000 commits over 4,250 days; short: over ~730 days), the file
 # workloads beside an rclone mount, tar. BENCH_ARGS="--quick" for a short run;
 # BENCH_ARGS="--scale 17000,170000" for mount, listing and RSS at two sizes (slow).
@@ -36,15 +53,18 @@ demo:
 	bash demo/demo.sh
 
 # ruff (ruff.toml) on gitfs, tests and bench, then mypy (mypy.ini) on gitfs. Both at the versions
-# setup.py's `lint` extra pins, which .ci/install-deps installs (or: pip install -e '.[lint]');
-# ruff.toml's required-version refuses any other ruff. No caches are left in the tree.
-lint: deps
-	$(PYTHON) -m ruff check --no-cache gitfs tests bench
+# pyproject.toml's `lint` extra pins, which lint-tools installs with pip (as .ci/install-deps
+# does); ruff.toml's required-version refuses any other ruff. No caches are left in the tree.
+lint: lint-tools
+	$(PYTHON) -m ruff check --no-cache gitfs tests bench .ci/python-tools
 	$(MAKE) --no-print-directory typecheck GITFS_DEPS_READY=1
 
-typecheck: deps
+typecheck: lint-tools
 	$(PYTHON) -m mypy --version
 	$(PYTHON) -m mypy --cache-dir=/dev/null
+
+lint-tools:
+	@$(TOOLS) lint
 
 # The manual page (build/gitfs.1) and the README's option table, both from gitfs/optiontable.py
 # (which gitfs --help prints too). The Debian package builds its own copy of the page.
@@ -57,7 +77,7 @@ man:
 deb:
 	PATH=/usr/sbin:/usr/bin:/sbin:/bin dpkg-buildpackage -us -uc -b
 
-# Keeps *.egg-info: the editable install (make install, .ci/run) needs it.
+# Keeps *.egg-info: the editable install (make install, .ci/run) may need it.
 clean:
 	rm -rf build dist .pytest_cache .ruff_cache .mypy_cache .pybuild
 	find . -path ./.git -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
