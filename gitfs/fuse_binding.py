@@ -7,10 +7,11 @@ attributes FUSE.__init__ sets). tests/views/test_fuse_binding.py pins every one
 of those names and signatures (and the libfuse struct fields the Router sets),
 so that an mfusepy upgrade that moves them fails a test rather than a mount.
 
-Performance: one FUSE round trip costs ~40 µs in this binding, far more than any
-lookup GitFS does, so the lever is fewer round trips. Answering READDIRPLUS with
-full attributes (for the read-only views that can give them cheaply: history/,
-days, commit folders) lets `ls -l` and `ls -R` go without a LOOKUP per entry;
+Performance: one FUSE round trip costs far more than any lookup GitFS does
+(README.md, "Performance and kernel caching", has the figures), so the lever is
+fewer round trips. Answering READDIRPLUS with full attributes (for the read-only
+views that can give them cheaply: history/, days, commit folders) lets `ls -l`
+and `ls -R` go without a LOOKUP per entry;
 with libfuse >= 3.16, opening a folder of history/ asks the kernel to keep its
 listing (cache_readdir, keep_cache), so a second listing costs OPENDIR and
 RELEASEDIR only; and KernelCache tells the kernel what GitFS changed behind its

@@ -4,13 +4,12 @@ Each route builds its view from the matched prefix (see routes.py); views are
 kept in an LRU keyed by (route, matched prefix). Views hold no per-open-file state, so
 evicting one never loses an open file (that lives in the HandleTable).
 
-Performance: one FUSE round trip costs ~40 µs in this binding, far more than
-any lookup GitFS does, so the levers are fewer round trips: `readdir_with_attrs`
-gives GitFSFUSE (gitfs/fuse_binding.py) full attributes for the read-only views
-that can give them cheaply (history/, days, commit folders), so `ls -l` and
-`ls -R` need no LOOKUP per entry; `init_with_config` sets long kernel cache
-timeouts (what GitFS changes behind the kernel's back is invalidated, see
-ENTRY_TIMEOUT) and asks for READDIRPLUS on every readdir call.
+Performance is a matter of fewer FUSE round trips (gitfs/fuse_binding.py says why and
+how; README.md's "Performance and kernel caching" has the figures). Here,
+`readdir_with_attrs` gives GitFSFUSE full attributes for the read-only views that can
+give them cheaply, and `init_with_config` sets long kernel cache timeouts (what GitFS
+changes behind the kernel's back is invalidated, see ENTRY_TIMEOUT) and asks for
+READDIRPLUS on every readdir call.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 All three are made from gitfs/optiontable.py; these tests read what a user reads
 (the command's output, README.md as committed, the page as `make man` and the
 Debian package build it) and fail when one of them misses an option or its default,
-or when an option the parser accepts is missing from the table.
+or when an option the parser accepts is missing from the table. HACKING.md's code layout,
+test layers and make targets are checked against the tree and the Makefile.
 """
 
 import re
@@ -109,3 +110,40 @@ def test_readme_prints_the_default_ignore_rules_as_the_code_has_them():
                 for pattern, writer, tested in DEFAULT_IGNORED]
     assert rows == expected
     assert "sync-exclude.lst" in text  # the anchor list
+
+
+HACKING = ROOT / "HACKING.md"
+
+
+def hacking_section(title: str) -> str:
+    text = HACKING.read_text(encoding="utf-8")
+    start = text.index(f"\n## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end != -1 else len(text)]
+
+
+def test_hacking_layout_names_every_module_package_and_test_layer():
+    """HACKING.md's code layout names every top-level module and package of gitfs/ and
+    every layer of tests/, and no .py file that does not exist."""
+    section = hacking_section("Layout of the code")
+    block = section[section.index("```\n") + 4:section.rindex("```")]
+    names = set(re.findall(r"[\w/]*?(\w+\.py)\b", block))
+    packages = set(re.findall(r"gitfs/(\w+)/", block))
+    modules = {path.name for path in (ROOT / "gitfs").glob("*.py")} - {"__init__.py", "__main__.py"}
+    assert sorted(modules - names) == [], "modules missing from HACKING.md's layout"
+    subpackages = {path.parent.name for path in (ROOT / "gitfs").glob("*/__init__.py")}
+    assert sorted(subpackages - packages) == [], "packages missing from HACKING.md's layout"
+    every_file = {path.name for folder in ("gitfs", "tests", "bench") for path in (ROOT / folder).rglob("*.py")}
+    assert sorted(names - every_file) == [], "HACKING.md's layout names files that do not exist"
+    layers = {path.name for path in (ROOT / "tests").iterdir() if path.is_dir() and path.name != "__pycache__"}
+    named_layers = set(re.findall(r"`tests/(\w+)`", hacking_section("Tests")))
+    assert named_layers == layers, "HACKING.md's test layers differ from the folders of tests/"
+
+
+def test_hacking_lists_the_make_targets():
+    """Every target of the Makefile's .PHONY line (but its helpers) is in HACKING.md's table, and
+    every target there is in the Makefile."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    phony = set(re.search(r"^\.PHONY:(.*)$", makefile, re.M).group(1).split()) - {"deps", "lint-tools"}
+    listed = set(re.findall(r"^\| `make ([\w-]+)`", hacking_section("Make targets"), re.M))
+    assert listed == phony
