@@ -31,16 +31,16 @@ test-stress: deps
 	$(PYTEST) -m stress $(PYTEST_ARGS) tests
 
 # The suite under coverage (.coveragerc), measured in the daemons too: every Python process
-# the tests start measures itself into build/coverage/ (coverage's subprocess support),
-# and the data of all of them is combined into one table per module.
-COVERAGE_DATA = $(CURDIR)/build/coverage/data
+# the tests start measures itself into build/coverage/ (coverage's subprocess support);
+# the data of all of them is combined into one table per module and a total. The exit
+# status is the tests'.
+COVERAGE = GITFS_COVERAGE_DATA=$(CURDIR)/build/coverage/data $(PYTHON) -m coverage
 coverage: deps
 	@$(TOOLS) coverage
 	rm -rf build/coverage && mkdir -p build/coverage
-	GITFS_COVERAGE_DATA=$(COVERAGE_DATA) $(PYTHON) -m coverage run -m pytest -q -p no:cacheprovider \
-		$(PYTEST_ARGS) tests; status=$$?; \
-	GITFS_COVERAGE_DATA=$(COVERAGE_DATA) $(PYTHON) -m coverage combine -q \
-	&& GITFS_COVERAGE_DATA=$(COVERAGE_DATA) $(PYTHON) -m coverage report && exit $$status
+	@status=0; $(COVERAGE) run -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) tests || status=$$?; \
+	$(COVERAGE) combine -q && $(COVERAGE) report && \
+	echo "coverage total: $$($(COVERAGE) report --format=total) %" && exit $$status
 
 # Both histories (long: 17,000 commits over 4,250 days; short: over ~730 days), the file
 # workloads beside an rclone mount, tar. BENCH_ARGS="--quick" for a short run;
