@@ -1,9 +1,11 @@
-"""Helpers shared by the test modules: hermetic git, bare remotes, GitFS runs and
-mounts, the sync status, and the trees of a remote and of a plain directory.
+"""Helpers shared by the test modules: hermetic git, bare remotes, errnos, the sync
+rig (the sync layer on real clones, no FUSE), GitFS runs and mounts, the sync status,
+and the trees of a remote and of a plain directory.
 
 Plain functions and classes only; the fixtures that use them live in conftest.py
 (tests/ is on sys.path through pytest.ini's `pythonpath`, so test modules in
-every folder import this as `helpers`).
+every folder import this as `helpers`). It imports gitfs.views, which loads mfusepy:
+conftest.py imports it only once libfuse 3 is chosen.
 """
 
 from __future__ import annotations
@@ -15,16 +17,33 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 
+import pygit2
 import pytest
+
+from gitfs.repo.credentials import Credentials
+from gitfs.repo.ignore import IgnoreRules
+from gitfs.repo.repository import Repository
+from gitfs.sync.cycle import OpenFiles, SyncCycle
+from gitfs.sync.jobs import CommitJob, PendingJobs
+from gitfs.sync.metrics import Metrics
+from gitfs.sync.remote_link import RemoteLink
+from gitfs.sync.state import SyncState
+from gitfs.sync.status import SyncStatus
+from gitfs.views.base import Owner
 
 ROOT = Path(__file__).resolve().parent.parent
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "Other Person", "GIT_AUTHOR_EMAIL": "other@example.com",
     "GIT_COMMITTER_NAME": "Other Person", "GIT_COMMITTER_EMAIL": "other@example.com",
 }
+# The mount's committer where a test commits as GitFS, at a fixed time.
+COMMITTER = pygit2.Signature("GitFS", "gitfs@example.com", 1_700_000_000, 0)
+# Whose files the views called directly say they are (not this process's: a test sees it is passed on).
+OWNER = Owner(1234, 5678)
 
 
 def git(*args, cwd=None, check=True, env=None) -> str:
@@ -45,6 +64,20 @@ def wait_for(predicate, timeout=15.0, interval=0.05, message="condition"):
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {message}")
         time.sleep(interval)
+
+
+def errno_of(call, *args, **kwargs) -> int:
+    """The errno of the OSError that call(*args, **kwargs) raises (FuseOSError is one);
+    fails the test if it raises none."""
+    with pytest.raises(OSError) as raised:
+        call(*args, **kwargs)
+    return raised.value.errno
+
+
+def clone_of(remote: Remote, path: Path) -> Path:
+    """A plain clone of the remote's bare repository at path."""
+    git("clone", "-q", str(remote.bare), str(path))
+    return path
 
 
 def stage_files(work: Path, files: dict[str, bytes | str | None]) -> None:
@@ -139,6 +172,117 @@ class Remote:
         out = git("--git-dir", str(self.bare), "ls-tree", "-r", "--name-only", rev or self.branch)
         return out.splitlines()
 
+
+# -- the sync rig: the sync layer on real clones, wired as the mount wires it, no FUSE -----
+
+class FakeClock:
+    """Time that moves only when a test says so (monotonic or wall-clock alike)."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class KernelNotes:
+    """The kernel's cache of current/ as the cycle sees it (worktree.WorktreeKernelView) where
+    nothing is mounted: it keeps what it was told, (paths, removed) per call."""
+
+    def __init__(self) -> None:
+        self.told: list[tuple[set[str], list[str]]] = []
+
+    def changed(self, paths, removed) -> None:
+        self.told.append((set(paths), list(removed)))
+
+
+class RacingRemoteLink(RemoteLink):
+    """The real remote link; right after each of the next `races` fetches, the other
+    person pushes a commit, so that our push meets a remote that moved."""
+
+    def __init__(self, repo, credentials, *, other: Remote, status, metrics, races: int = 0):
+        super().__init__(repo, credentials, status=status, metrics=metrics)
+        self.other = other
+        self.races = races
+        self.attempts = 0  # fetches tried
+        self.fetches = 0  # fetches that worked
+
+    def fetch(self):
+        self.attempts += 1
+        tip = super().fetch()
+        self.fetches += 1
+        if self.races > 0:
+            self.races -= 1
+            self.other.commit({f"race{self.races}.txt": "pushed meanwhile\n"}, f"race {self.races}")
+        return tip
+
+
+def repo_pending(repo: Repository, jobs: PendingJobs):
+    """What the mount's pending() reports, without open files."""
+    return lambda: {"commits_not_pushed": repo.count_ahead(), "changes_not_committed": len(jobs.paths())}
+
+
+@dataclass
+class Rig:
+    """A bare remote, the other person's clone (Remote) and the mount's own clone, with the
+    mount's sync parts: tests run one cycle, or one scheduler step, at a time."""
+
+    remote: Remote
+    path: str
+    repo: Repository
+    state: SyncState
+    jobs: PendingJobs
+    link: RacingRemoteLink
+    status: SyncStatus
+    clock: FakeClock
+    metrics: Metrics
+    kernel: KernelNotes = field(default_factory=KernelNotes)
+    open_paths: set = field(default_factory=set)
+    dirty_paths: list = field(default_factory=list)
+    cycle: SyncCycle = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.cycle = self.cycle_of(SyncCycle)
+
+    def cycle_of(self, kind: type[SyncCycle]) -> SyncCycle:
+        """A cycle of this kind (SyncCycle, ReadOnlyCycle) on the rig's parts. GitFS's default
+        ignore rules are off, as with -o default_ignore=false."""
+        return kind(self.repo, self.state, self.jobs, self.link,
+                    signature=lambda: pygit2.Signature("GitFS", "gitfs@example.com"),
+                    open_files=OpenFiles(paths=lambda: self.open_paths, dirty_paths=lambda: self.dirty_paths),
+                    conflicts=self.status, metrics=self.metrics, kernel=self.kernel,
+                    ignore_rules=IgnoreRules(self.path, default_ignore=False))
+
+    def write(self, relative: str, text: str) -> None:
+        """Change the working tree as CurrentView does: under mutation(), then a job."""
+        with self.state.mutation():
+            full = os.path.join(self.path, relative)
+            os.makedirs(os.path.dirname(full), exist_ok=True)
+            with open(full, "w") as handle:
+                handle.write(text)
+            self.jobs.put(CommitJob(f"Update /{relative}", add=(relative,)))
+
+    def read(self, relative: str) -> str:
+        with open(os.path.join(self.path, relative)) as handle:
+            return handle.read()
+
+
+def make_rig(remote: Remote, path: Path, *, url: str | None = None, repository: type[Repository] = Repository) -> Rig:
+    """The rig on a new clone of remote at path; `url`: the clone's origin instead of the
+    remote (one that fails); `repository`: a Repository with a fault injected."""
+    clone_of(remote, path)
+    if url is not None:
+        git("remote", "set-url", "origin", url, cwd=path)
+    repo = repository(str(path), remote.branch)
+    clock = FakeClock()
+    jobs = PendingJobs()
+    status = SyncStatus(remote=url or str(remote.bare), branch=remote.branch, pending=dict)
+    metrics = Metrics(pending=repo_pending(repo, jobs))
+    link = RacingRemoteLink(repo, Credentials(), other=remote, status=status, metrics=metrics)
+    return Rig(remote, str(path), repo, SyncState(idle_after=60, clock=clock), jobs, link, status, clock, metrics)
 
 
 def fusermount() -> str:

@@ -9,29 +9,24 @@ working tree holds — what `git add -A` would commit — on the first try.
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pygit2
 import pytest
 
-from gitfs.repo.credentials import Credentials
 from gitfs.repo.repository import Repository
-from gitfs.sync.cycle import OpenFiles, SyncCycle
-from gitfs.sync.jobs import CommitJob, PendingJobs
-from gitfs.sync.remote_link import RemoteLink
-from gitfs.sync.state import SyncState
-from helpers import git
+from gitfs.sync.jobs import CommitJob
+from helpers import COMMITTER, git, make_rig
 
-COMMITTER = pygit2.Signature("GitFS", "gitfs@example.com", 1_700_000_000, 0)
 KEEP = ".keep"
 
 
 @pytest.fixture
-def clone(remote, tmp_path):
+def remote(remote):
+    """The remote of conftest.py with a tree of folders (what the `clone` fixture clones)."""
     remote.commit({"scripts/run.sh": "echo run\n", "scripts/lib/util.sh": "echo util\n",
                    "a/b/c/deep.txt": "deep\n", "docs/x.txt": "x\n", "other/y.txt": "y\n"}, "tree")
-    path = tmp_path / "clone"
-    git("clone", "-q", str(remote.bare), str(path))
-    return path
+    return remote
 
 
 def worktree_tree(path) -> dict[str, str]:
@@ -186,10 +181,9 @@ class StagingFails(Repository):
         raise pygit2.GitError("index does not contain tools/run.sh at stage 0")
 
 
-def test_a_failing_stage_commits_the_whole_working_tree_and_logs_an_error(clone, caplog):
-    repo = StagingFails(str(clone), "main")
-    cycle = SyncCycle(repo, SyncState(idle_after=60), PendingJobs(), RemoteLink(repo, Credentials()),
-                      signature=lambda: COMMITTER, open_files=OpenFiles(paths=set, dirty_paths=list))
+def test_a_failing_stage_commits_the_whole_working_tree_and_logs_an_error(remote, tmp_path, caplog):
+    rig = make_rig(remote, tmp_path / "clone", repository=StagingFails)
+    clone, cycle = Path(rig.path), rig.cycle
     write(clone, "scripts/run.sh", "echo more\n", "a")
     os.rename(clone / "scripts", clone / "tools")
     expected = worktree_tree(clone)

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from helpers import git, wait_for
+from helpers import errno_of, git, wait_for
 
 
 def folder(remote, sha):
@@ -15,12 +15,6 @@ def folder(remote, sha):
     when = int(git("--git-dir", str(remote.bare), "log", "-1", "--format=%ct", sha))
     local = time.localtime(when)
     return time.strftime("%Y-%m-%d", local), time.strftime("%H-%M-%S-", local) + sha[:10]
-
-
-def errno_of(call, *args):
-    with pytest.raises(OSError) as raised:
-        call(*args)
-    return raised.value.errno
 
 
 def test_a_commit_by_its_id_is_a_relative_link_to_its_folder(remote, mount_gitfs, local_timezone):

@@ -15,16 +15,10 @@ import time
 
 import pytest
 
-from helpers import Remote, commit_with, git, wait_for
+from helpers import Remote, commit_with, errno_of, git, wait_for
 
 SUBMODULE_SHA = "1234567890abcdef1234567890abcdef12345678"
 CHUNK = 128 * 1024
-
-
-def errno_of(call, *args, **kwargs):
-    with pytest.raises(OSError) as caught:
-        call(*args, **kwargs)
-    return caught.value.errno
 
 
 def commit_time(remote, sha):

@@ -9,8 +9,7 @@ import logging
 import pytest
 
 from gitfs.repo.errors import RemoteError
-from helpers import git, stage_files
-from sync.conftest import make_rig
+from helpers import git, make_rig, stage_files
 
 
 def test_a_write_is_committed_and_pushed(rig):

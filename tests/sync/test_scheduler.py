@@ -5,8 +5,7 @@ test is about the thread (the final cycle at stop)."""
 import pytest
 
 from gitfs.sync.sync_worker import SyncWorker
-from helpers import git
-from sync.conftest import make_rig
+from helpers import git, make_rig
 
 
 class Writers:

@@ -13,13 +13,12 @@ from gitfs.handles import HandleTable
 from gitfs.repo.days import CommitDays
 from gitfs.repo.repository import Repository
 from gitfs.routes import build_routes
-from gitfs.views.base import NS, Owner, statvfs_dict
+from gitfs.views.base import NS, statvfs_dict
 from gitfs.views.commit import CommitView
 from gitfs.views.history import HistoryView
 from gitfs.views.index import IndexView
-from helpers import Remote, commit_with, git
+from helpers import OWNER, Remote, commit_with, errno_of, git
 
-OWNER = Owner(1234, 5678)
 MUTATIONS = [
     ("create", ("/new", 0o644, os.O_WRONLY)),
     ("mkdir", ("/newdir", 0o755)),
@@ -37,12 +36,6 @@ MUTATIONS = [
 ]
 WRITE_FLAGS = [os.O_WRONLY, os.O_RDWR, os.O_RDONLY | os.O_APPEND, os.O_RDONLY | os.O_TRUNC,
                os.O_WRONLY | os.O_CREAT]
-
-
-def errno_of(call, *args):
-    with pytest.raises(FuseOSError) as caught:
-        call(*args)
-    return caught.value.errno
 
 
 @pytest.fixture
