@@ -359,6 +359,22 @@ def start_gitfs(url, tmp_path: Path, *options, timeout: float = 60) -> subproces
 
 
 
+def commit_time(remote: Remote, sha: str) -> int:
+    """The committer time of a commit on the remote, or one only the other clone has."""
+    for where in (["--git-dir", str(remote.bare)], ["-C", str(remote.work)]):
+        out = git(*where, "log", "-1", "--format=%ct", sha, check=False)
+        if out:
+            return int(out)
+    raise AssertionError(f"no commit {sha} on the remote nor in the other clone")
+
+
+def history_folder(remote: Remote, sha: str) -> tuple[str, str]:
+    """(day, name) of a commit's folder in history/, computed here, independently of gitfs:
+    local time, committer time."""
+    local = time.localtime(commit_time(remote, sha))
+    return time.strftime("%Y-%m-%d", local), time.strftime("%H-%M-%S-", local) + sha[:10]
+
+
 def commit_with(remote: Remote, prepare=None, *, message="change", date=None, gitlinks=(), push=True) -> str:
     """Commit in the other clone whatever `prepare(work_dir)` leaves there (exec bits, symlinks,
     deletions...), plus `gitlinks`: (path, sha) submodule entries without a .gitmodules."""

@@ -17,7 +17,7 @@ from gitfs.views.base import NS, statvfs_dict
 from gitfs.views.commit import CommitView
 from gitfs.views.history import HistoryView
 from gitfs.views.index import IndexView
-from helpers import OWNER, Remote, commit_with, errno_of, git
+from helpers import OWNER, Remote, commit_time, commit_with, errno_of
 
 MUTATIONS = [
     ("create", ("/new", 0o644, os.O_WRONLY)),
@@ -89,10 +89,6 @@ def days(repo):
 def commit_view(repo, sha):
     commit = repo.git.revparse_single(sha)
     return CommitView(OWNER, repo, HandleTable(), commit=commit.id, commit_time=commit.commit_time)
-
-
-def commit_time(remote, sha):
-    return int(git("log", "-1", "--format=%ct", sha, cwd=remote.work))
 
 
 # -- IndexView -----------------------------------------------------------------
