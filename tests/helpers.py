@@ -220,6 +220,17 @@ class RacingRemoteLink(RemoteLink):
         return tip
 
 
+class CountingRepository(Repository):
+    """A real Repository that counts how often libgit2 inflates a blob whole (blob_bytes
+    goes through blob_buffer too)."""
+
+    whole_reads = 0
+
+    def blob_buffer(self, oid):
+        self.whole_reads += 1
+        return super().blob_buffer(oid)
+
+
 def repo_pending(repo: Repository, jobs: PendingJobs):
     """What the mount's pending() reports, without open files."""
     return lambda: {"commits_not_pushed": repo.count_ahead(), "changes_not_committed": len(jobs.paths())}
