@@ -398,6 +398,69 @@ def commit_with(remote: Remote, prepare=None, *, message="change", date=None, gi
     return remote.commit_staged(message, push=push, date=date)
 
 
+# -- Git LFS: remotes whose other clone runs the real git-lfs client --------------------------
+# Debian's git-lfs package adds `filter.lfs.*` to the system git config; the tests run with
+# GIT_CONFIG_NOSYSTEM=1 and a fresh HOME (conftest.py), so each clone that should run
+# git-lfs gets `git lfs install --local`, as a user's clone would have it.
+
+LFS_ATTRIBUTES = "*.bin filter=lfs diff=lfs merge=lfs -text\n"
+LFS_BIG = bytes(range(256)) * 8192
+# What the LFS fixtures' remotes hold: big.bin (2 MiB) and small.bin are LFS objects,
+# notes.txt an ordinary blob.
+LFS_FILES = {"big.bin": LFS_BIG, "small.bin": b"tiny\n", "notes.txt": "plain\n"}
+
+
+def git_lfs(*args, cwd, data: bytes | None = None, check=True) -> subprocess.CompletedProcess:
+    """`git lfs ARGS` in cwd; bytes in and out."""
+    result = subprocess.run(["git", "lfs", *map(str, args)], cwd=cwd, input=data, capture_output=True)
+    if check and result.returncode != 0:
+        raise AssertionError(f"git lfs {' '.join(map(str, args))} failed: {result.stderr.decode(errors='replace')}")
+    return result
+
+
+def require_git_lfs() -> None:
+    if shutil.which("git-lfs") is None:
+        pytest.fail("git-lfs is not installed (.ci/install-deps installs Debian's git-lfs)")
+
+
+def lfs_clone(url: str, path: Path) -> Path:
+    """A plain clone with git-lfs set up in it, its objects pulled."""
+    git("clone", "-q", url, str(path))
+    git_lfs("install", "--local", cwd=path)
+    git_lfs("pull", cwd=path)
+    return path
+
+
+class LfsRemote(Remote):
+    """A bare remote whose other clone tracks `*.bin` with git-lfs: committing a .bin
+    file there commits a pointer, and pushing uploads the object to the remote. A path
+    remote's objects are in its own git directory (REMOTE/lfs/objects/...), where
+    git-lfs's standalone transfer puts them."""
+
+    def __init__(self, root: Path, branch: str = "main"):
+        super().__init__(root, branch)
+        git_lfs("install", "--local", cwd=self.work)
+        (self.work / ".gitattributes").write_text(LFS_ATTRIBUTES)
+        git("add", ".gitattributes", cwd=self.work)
+
+    def object_path(self, oid: str) -> Path:
+        return self.bare / "lfs" / "objects" / oid[:2] / oid[2:4] / oid
+
+
+def push_without_git_lfs(remote, tmp_path, files: dict[str, bytes]) -> str:
+    """Commit and push files from a clone without git-lfs: pointers go up without objects."""
+    plain = tmp_path / "plain"
+    if not plain.exists():
+        clone_of(remote, plain)
+    for name, data in files.items():
+        (plain / name).parent.mkdir(parents=True, exist_ok=True)
+        (plain / name).write_bytes(data)
+        git("add", name, cwd=plain)
+    git("commit", "-q", "-m", "pushed without git-lfs", cwd=plain)
+    git("push", "-q", "origin", "main", cwd=plain)
+    return remote.head()
+
+
 # -- the sync status (MOUNTPOINT/.gitfs/status) -------------------------------------------
 
 def read_status(mount) -> dict:
