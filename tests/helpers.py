@@ -370,6 +370,21 @@ def start_gitfs(url, tmp_path: Path, *options, timeout: float = 60) -> subproces
 
 
 
+def ls_tree(path: Path, rev: str) -> dict[str, str]:
+    """{path: blob sha} of a commit or tree of the repository at path."""
+    out = git("ls-tree", "-r", rev, cwd=path)
+    return {line.split("\t", 1)[1]: line.split()[2] for line in out.splitlines()}
+
+
+def worktree_tree(path: Path) -> dict[str, str]:
+    """{path: blob sha} of what `git add -A` would commit, computed by git itself in a copy."""
+    copy = path.parent / "add-all"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(path, copy, symlinks=True)
+    git("add", "-A", cwd=copy)
+    return ls_tree(copy, git("write-tree", cwd=copy).strip())
+
+
 def commit_time(remote: Remote, sha: str) -> int:
     """The committer time of a commit on the remote, or one only the other clone has."""
     for where in (["--git-dir", str(remote.bare)], ["-C", str(remote.work)]):
