@@ -23,6 +23,7 @@ import pytest
 
 from gitfs import fuselib
 from gitfs.errors import FatalError
+from helpers import GIT_IDENTITY, ROOT, Mount, Remote, clone_of, gitfs_command, unmount, wait_for
 
 # Tests that import mfusepy themselves load libfuse 3 too, as gitfs does (libfuse2 may be
 # installed beside it). The variable fuselib sets is removed again: the gitfs processes the
@@ -36,9 +37,6 @@ except (FatalError, OSError):
 finally:
     if _saved is None:
         os.environ.pop("FUSE_LIBRARY_PATH", None)
-
-# After the choice: helpers imports the views, which import mfusepy.
-from helpers import GIT_IDENTITY, ROOT, Mount, Remote, clone_of, gitfs_command, unmount, wait_for  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -4,8 +4,7 @@ and the trees of a remote and of a plain directory.
 
 Plain functions and classes only; the fixtures that use them live in conftest.py
 (tests/ is on sys.path through pytest.ini's `pythonpath`, so test modules in
-every folder import this as `helpers`). It imports gitfs.views, which loads mfusepy:
-conftest.py imports it only once libfuse 3 is chosen.
+every folder import this as `helpers`).
 """
 
 from __future__ import annotations
@@ -33,7 +32,6 @@ from gitfs.sync.metrics import Metrics
 from gitfs.sync.remote_link import RemoteLink
 from gitfs.sync.state import SyncState
 from gitfs.sync.status import SyncStatus
-from gitfs.views.base import Owner
 
 ROOT = Path(__file__).resolve().parent.parent
 GIT_IDENTITY = {
@@ -42,8 +40,6 @@ GIT_IDENTITY = {
 }
 # The mount's committer where a test commits as GitFS, at a fixed time.
 COMMITTER = pygit2.Signature("GitFS", "gitfs@example.com", 1_700_000_000, 0)
-# Whose files the views called directly say they are (not this process's: a test sees it is passed on).
-OWNER = Owner(1234, 5678)
 
 
 def git(*args, cwd=None, check=True, env=None) -> str:
@@ -64,6 +60,17 @@ def wait_for(predicate, timeout=15.0, interval=0.05, message="condition"):
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {message}")
         time.sleep(interval)
+
+
+def __getattr__(name: str):
+    """helpers.OWNER, made on first use: whose files the views called directly say they are
+    (not this process's, so a test sees it passed on). It imports the views, which load
+    libfuse through mfusepy; the layers that use no view run where there is none."""
+    if name == "OWNER":
+        from gitfs.views.base import Owner  # noqa: PLC0415
+
+        return Owner(1234, 5678)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def errno_of(call, *args, **kwargs) -> int:
