@@ -23,7 +23,7 @@ STATUS_FILE = "status"
 METRICS_FILE = "metrics"
 
 
-class StatusView(ReadOnlyView):
+class GeneratedFilesView(ReadOnlyView):
     # Its size changes between stat and read: bypass the page cache (see router.open).
     direct_io = True
 
