@@ -41,31 +41,33 @@ def run(options: Options, library: FuseLibrary) -> int:
     logs.configure(options.log, options.log_level, foreground=options.foreground)
     log.debug("FUSE library: %s", library.describe())
     try:
-        owner = resolve_owner(options)
-        check_mount_point(options.mount_point)
-        check_fuse()
-        if options.max_open_files != -1:
-            _set_open_files_limit(options.max_open_files)
-        credentials = credentials_of(options)
-        try:
-            libgit2.configure(credentials, options.remote_url)
-        except SettingError as error:
-            raise FatalError(str(error)) from None
-        repo = prepare_clone(options, credentials, CloneProgress(redact_url(options.remote_url)),
-                             warn=logs.startup_warning)
-        check_branch(repo)
-        try:
-            ignore_rules = IgnoreRules(repo.path, default_ignore=options.default_ignore,
-                                       ignore_file=options.ignore_file, hard_ignore=options.hard_ignore)
-        except SettingError as error:
-            raise FatalError(str(error)) from None
-        ignore_rules.install(repo.gitignore_paths())
-        if options.foreground:
-            return _serve(options, repo, owner, credentials, ignore_rules, on_ready=_notify_systemd)
-        return _daemonize(options, repo, owner, credentials, ignore_rules)
+        return _start(options)
+    except SettingError as error:  # the git core's word for a key, a password or ignore file: the user's to fix
+        logs.startup_error(str(error))
+        raise FatalError(str(error)) from None
     except FatalError as error:
         logs.startup_error(str(error))
         raise
+
+
+def _start(options: Options) -> int:
+    """Every check that can fail, then the clone, then the mount (in this process or a child)."""
+    owner = resolve_owner(options)
+    check_mount_point(options.mount_point)
+    check_fuse()
+    if options.max_open_files != -1:
+        _set_open_files_limit(options.max_open_files)
+    credentials = credentials_of(options)
+    libgit2.configure(credentials, options.remote_url)
+    repo = prepare_clone(options, credentials, CloneProgress(redact_url(options.remote_url)),
+                         warn=logs.startup_warning)
+    check_branch(repo)
+    ignore_rules = IgnoreRules(repo.path, default_ignore=options.default_ignore,
+                               ignore_file=options.ignore_file, hard_ignore=options.hard_ignore)
+    ignore_rules.install(repo.gitignore_paths())
+    if options.foreground:
+        return _serve(options, repo, owner, credentials, ignore_rules, on_ready=_notify_systemd)
+    return _daemonize(options, repo, owner, credentials, ignore_rules)
 
 
 def _set_open_files_limit(limit: int) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import functools
 import logging
 import time
@@ -10,7 +9,6 @@ from collections.abc import Collection
 from typing import Optional
 
 import pygit2
-from mfusepy import FuseOSError
 
 from gitfs.fuse_binding import KernelCache
 from gitfs.handles import HandleTable
@@ -22,6 +20,7 @@ from gitfs.repo import libgit2
 from gitfs.repo import remote as remote_ops
 from gitfs.repo.conflicts import ConflictLog
 from gitfs.repo.days import CommitDays, day_and_name
+from gitfs.repo.errors import PathNotFound
 from gitfs.repo.ignore import IgnoreRules
 from gitfs.repo.repository import Repository
 from gitfs.repo.rescue import saved_histories
@@ -277,7 +276,7 @@ class Views:
     def commit(self, day: str, name: str) -> CommitView:
         found = self.days.commit(day, name)
         if found is None:
-            raise FuseOSError(errno.ENOENT)  # not cached: lru_cache keeps no exceptions
+            raise PathNotFound(f"{day}/{name}")  # the router answers ENOENT
         commit, commit_time = found
         return CommitView(self.owner, self.repo, self.handles, commit=commit, commit_time=commit_time)
 

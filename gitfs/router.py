@@ -23,6 +23,7 @@ from typing import Callable
 from mfusepy import FuseOSError, Operations
 
 from gitfs.fuse_binding import DIR_CACHE_FROM_OPENDIR, FUSE_CAP_READDIRPLUS_AUTO
+from gitfs.repo.errors import PathNotFound
 from gitfs.routes import Route
 
 log = logging.getLogger(__name__)
@@ -74,7 +75,11 @@ class Router(Operations):
             match = match_route(path)
             if match:
                 prefix = match.group()
-                return self._view(number, prefix), path[len(prefix):] or "/"
+                try:
+                    view = self._view(number, prefix)
+                except PathNotFound:  # a folder the route names but that does not exist; not cached
+                    raise FuseOSError(errno.ENOENT) from None
+                return view, path[len(prefix):] or "/"
         raise FuseOSError(errno.ENOENT)
 
     def _call(self, operation: str, path: str, *args):

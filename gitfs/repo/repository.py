@@ -24,7 +24,7 @@ import pygit2
 from gitfs.repo import compat, staging
 from gitfs.repo.blobstream import BlobReader, ObjectFiles
 from gitfs.repo.compat import DeltaStatus, FileStatus, SortMode
-from gitfs.repo.errors import GitCoreError, NotADirectory, PathNotFound
+from gitfs.repo.errors import GitCoreError, NotADirectory, PathNotFound, local_write
 from gitfs.repo.filemodes import (  # noqa: F401
     FILEMODE_BLOB,
     FILEMODE_COMMIT,
@@ -142,6 +142,7 @@ class Repository:
         ref = self.git.references.get(name)
         return cast(pygit2.Oid, ref.resolve().target) if ref is not None else None  # a direct ref: an Oid
 
+    @local_write()
     def set_branch_tip(self, oid: pygit2.Oid, message: str) -> None:
         old = self.branch_tip()
         self.git.create_reference(branch_ref(self.branch), oid, force=True, message=message)
@@ -320,18 +321,21 @@ class Repository:
                     folders.append((f"{prefix}{entry.name}/", cast(pygit2.Tree, self.git[entry.id])))
         return found
 
+    @local_write()
     def stage_paths(self, paths: Iterable[str]) -> None:
         """Make the index match the working tree at each path and below it (staging.py)."""
         index = self.index()
         with _undone_on_failure(index):
             staging.stage_paths(self.git, self.workdir, index, paths, self.skipped, self._lfs_cleaner())
 
+    @local_write()
     def stage_everything(self) -> None:
         """Make the index match the whole working tree, as `git add -A` would (staging.py)."""
         index = self.index()
         with _undone_on_failure(index):
             staging.stage_everything(self.git, self.workdir, index, self.skipped, self._lfs_cleaner())
 
+    @local_write()
     def staged_changes(self) -> dict[str, str]:
         """What committing the index would change, file by file: {path: "Created",
         "Update" or "Deleted"} (a tree-to-tree diff: unchanged folders are skipped)."""
@@ -347,6 +351,7 @@ class Repository:
                 changes[delta.new_file.path] = "Created" if delta.status == DeltaStatus.ADDED else "Update"
         return changes
 
+    @local_write()
     def prepare_staging(self, paths: Iterable[str]) -> None:
         """Work staging can do before writes are frozen: LFS files hashed into the store."""
         if self.lfs is not None:
@@ -355,6 +360,7 @@ class Repository:
     def _lfs_cleaner(self) -> Optional[Cleaner]:
         return self.lfs.cleaner if self.lfs is not None else None
 
+    @local_write()
     def commit_index(self, message: str, signature: pygit2.Signature) -> Optional[pygit2.Oid]:
         """Commit the index on the branch; None when it equals the tip's tree."""
         git = self.git
@@ -367,6 +373,7 @@ class Repository:
         self._branch_moved(parent, oid)
         return oid
 
+    @local_write()
     def changed_paths(self) -> list[str]:
         """Working-tree paths that differ from the branch tip (ignored files excluded)."""
         git = self.git

@@ -14,6 +14,7 @@ import pygit2
 import pytest
 
 from gitfs.repo.credentials import Credentials
+from gitfs.repo.errors import local_write
 from gitfs.repo.repository import Repository
 from gitfs.sync.cycle import OpenFiles, SyncCycle
 from gitfs.sync.jobs import CommitJob, PendingJobs
@@ -183,7 +184,8 @@ class StagingFails(Repository):
     in front of the real repository to show that the sync worker's way out holds."""
 
     def stage_paths(self, paths):
-        raise pygit2.GitError("index does not contain tools/run.sh at stage 0")
+        with local_write():  # libgit2's error, typed by the git core as the real one's would be
+            raise pygit2.GitError("index does not contain tools/run.sh at stage 0")
 
 
 def test_a_failing_stage_commits_the_whole_working_tree_and_logs_an_error(clone, caplog):
