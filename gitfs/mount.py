@@ -5,11 +5,11 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Collection
 from typing import Optional
 
 import pygit2
 
+from gitfs.cache_policy import HistoryForgetter, WorktreeForgetter, mount_prefix
 from gitfs.fuse_binding import KernelCache
 from gitfs.handles import HandleTable
 from gitfs.lfs import attributes
@@ -73,8 +73,10 @@ class Mount:
         self.days = CommitDays(repo.branch_tip, repo.walk_commits, repo.is_ancestor,
                                moves=lambda: repo.branch_moves, indexed=libgit2.release_free_memory)
         self.kernel = KernelCache(options.mount_point)
-        self.worktree_kernel = WorktreeKernelCache(self.kernel, mount_prefix(options.current_path))
-        repo.on_branch_moved = self._branch_moved
+        self.worktree_kernel = WorktreeForgetter(self.kernel, mount_prefix(options.current_path))
+        history_kernel = HistoryForgetter(self.kernel, mount_prefix(options.history_path),
+                                          new_days=self._days_between, all_days=self.days.days)
+        repo.on_branch_moved = history_kernel.branch_moved
         self.status = SyncStatus(remote=remote_ops.redact_url(options.remote_url), branch=repo.branch,
                                  pending=self.pending, read_only=options.read_only, repo_path=repo.path)
         self.conflict_log = ConflictLog(repo)
@@ -107,17 +109,11 @@ class Mount:
                              disk_figures=functools.partial(statvfs_dict, repo.workdir),
                              kernel_cached_dirs=mount_prefix(options.history_path))
 
-    def _branch_moved(self, old: Optional[pygit2.Oid], new: pygit2.Oid) -> None:
-        """New commits: the kernel keeps the listings of history/ and its days (see
-        GitFSFUSE.opendir) and their attributes, so it forgets those that changed."""
-        if not self.kernel.active:
-            return
-        history = mount_prefix(self.options.history_path)
-        if old is not None and self.repo.is_ancestor(old, new):
-            days = {day_and_name(str(oid), when)[0] for oid, when in self.repo.walk_commits(new, old)}
-        else:  # rewritten: any day may have lost or gained commits
-            days = set(self.days.days())
-        self.kernel.invalidate([history, *(f"{history}/{day}" for day in sorted(days))])
+    def _days_between(self, old: pygit2.Oid, new: pygit2.Oid) -> Optional[set[str]]:
+        """The days of the commits from old to new; None if new does not descend from old."""
+        if not self.repo.is_ancestor(old, new):
+            return None
+        return {day_and_name(str(oid), when)[0] for oid, when in self.repo.walk_commits(new, old)}
 
     def writers(self) -> tuple[int, float]:
         """The files being written, for the sync worker: only those it would commit. An
@@ -175,49 +171,6 @@ class Mount:
         if options.read_only:
             fuse_kwargs["ro"] = True
         return fuse_kwargs
-
-
-def mount_prefix(folder: str) -> str:
-    """The mount path of a top folder option (`current`, `history`); "" for `/` (the root)."""
-    folder = folder.strip("/")
-    return f"/{folder}" if folder else ""
-
-
-class WorktreeKernelCache:
-    """The kernel's cache of current/ (worktree.WorktreeKernelView): relative paths of
-    the working tree to mount paths, for KernelCache."""
-
-    def __init__(self, kernel: KernelCache, prefix: str):
-        self.kernel = kernel
-        self.prefix = prefix  # "/current", or "" when current_path=/
-
-    def _mount_path(self, relative: str) -> str:
-        relative = relative.strip("/")
-        return f"{self.prefix}/{relative}" if relative else (self.prefix or "/")
-
-    def forget_attributes(self, paths: Collection[str]) -> None:
-        """views.links.KernelAttributes (from a FUSE call): paths of current/ ("/d/f") whose
-        attributes changed."""
-        self.kernel.invalidate_while_serving([self._mount_path(path) for path in paths])
-
-    def changed(self, paths: Collection[str], removed: Collection[str]) -> None:
-        gone = set(removed)
-        # The highest removed paths only: forgetting a folder's name forgets all below it.
-        tops = [path for path in sorted(gone) if not any(parent in gone for parent in _parents(path))]
-        # Node ids of their folders, which exist now (a removed one would be in `gone`).
-        folders = sorted({path.rsplit("/", 1)[0] if "/" in path else "" for path in tops})
-        nodes = self.kernel.node_ids(self._mount_path(folder) for folder in folders)
-        self.kernel.forget_entries(nodes, [self._mount_path(path) for path in tops])
-        changed = set(paths)
-        for path in paths:
-            changed.update(_parents(path))
-        self.kernel.invalidate(self._mount_path(path) for path in sorted(changed))
-
-
-def _parents(path: str) -> list[str]:
-    """The folders above a relative path, up to the root ("")."""
-    parts = path.strip("/").split("/")
-    return ["/".join(parts[:depth]) for depth in range(len(parts) - 1, -1, -1)]
 
 
 class Views:

@@ -17,7 +17,7 @@ the index and the commits, and the sync goes on.
 
 The kernel caches names, attributes and pages of current/ for long: apply_changes
 returns the paths it removed or replaced, and the caller tells the kernel (a
-WorktreeKernelView, the mount's, see mount.py) to forget what it had of them and
+WorktreeKernelView: cache_policy.WorktreeForgetter) to forget what it had of them and
 of every changed path, once SyncState.frozen() is released (see sync/cycle.py).
 """
 

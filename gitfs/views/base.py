@@ -12,8 +12,11 @@ import errno
 import os
 import stat
 from dataclasses import dataclass
+from typing import ClassVar
 
 from mfusepy import FuseOSError, Operations
+
+from gitfs.cache_policy import Pages
 
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
@@ -52,6 +55,8 @@ def directory_stat(owner: Owner, mtime: int, ctime: int | None = None, *, mode: 
 class View(Operations):
     # Matches libfuse's timestamps in nanoseconds (see the FUSE(...) call).
     use_ns = True
+    # What the kernel may do with the pages of a file this view opens (cache_policy.py).
+    pages: ClassVar[Pages] = Pages.UNTIL_CHANGED
 
     def __init__(self, owner: Owner):
         self.owner = owner

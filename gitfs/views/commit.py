@@ -19,6 +19,7 @@ from typing import Optional, Protocol
 import pygit2
 from mfusepy import FuseOSError
 
+from gitfs.cache_policy import Pages
 from gitfs.handles import HandleTable, OpenFile
 from gitfs.lfs.errors import LfsError
 from gitfs.lfs.pointer import Pointer
@@ -99,8 +100,7 @@ class BlobView(ReadOnlyView):
 
 
 class CommitView(BlobView):
-    # Immutable content: the kernel may keep it in its page cache (see router.open).
-    kernel_cache = True
+    pages = Pages.KEEP  # immutable content
 
     def __init__(self, owner: Owner, repo: Repository, handles: HandleTable, *,
                  commit: pygit2.Oid, commit_time: int):

@@ -14,6 +14,7 @@ from typing import Optional
 
 from mfusepy import FuseOSError
 
+from gitfs.cache_policy import Pages
 from gitfs.handles import HandleTable
 from gitfs.lfs.pointer import Pointer
 from gitfs.repo.errors import NotADirectory, PathNotFound
@@ -24,8 +25,7 @@ from gitfs.views.commit import BlobView, blob_stat
 
 
 class VersionsView(BlobView):
-    # A version's bytes never change: the kernel may keep them (see router.open).
-    kernel_cache = True
+    pages = Pages.KEEP  # a version's bytes never change
 
     def __init__(self, owner: Owner, repo: Repository, versions: FileVersions, handles: HandleTable, *,
                  mount_time: int):
