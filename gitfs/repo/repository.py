@@ -37,7 +37,7 @@ from gitfs.repo.filemodes import (  # noqa: F401
 from gitfs.repo.skipped import SkippedPaths
 
 if TYPE_CHECKING:
-    from gitfs.lfs.content import LfsContent
+    from gitfs.lfs.content import LfsContent, ObjectReader
     from gitfs.lfs.pointer import Pointer
     from gitfs.lfs.staging import Cleaner
 
@@ -214,10 +214,14 @@ class Repository:
             item = TreeItem(part, entry.filemode, entry.id)
             tree = None
         if item.mode in (FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK):
-            item = self._blob_item(item.name, item.mode, item.oid, "/".join(parts), commit_oid)
+            item = self.blob_item(item.name, item.mode, item.oid, "/".join(parts), commit_oid)
         return item
 
-    def _blob_item(self, name: str, mode: int, oid: pygit2.Oid, path: str, commit: pygit2.Oid) -> TreeItem:
+    # -- content: what a file of a commit shows, its size and its bytes ----------
+
+    def blob_item(self, name: str, mode: int, oid: pygit2.Oid, path: str, commit: pygit2.Oid) -> TreeItem:
+        """A file or link of a commit (at `path` of `commit`) with the size a reader sees:
+        the blob's, or an LFS file's object's. The one way views learn a file's size."""
         size = self.blob_size(oid)
         pointer = self.lfs_pointer(oid, size, path, commit) if mode != FILEMODE_LINK else None
         return TreeItem(name, mode, oid, size, None) if pointer is None else TreeItem(name, mode, oid, pointer.size,
@@ -257,10 +261,18 @@ class Repository:
                 items.append(TreeItem(name, mode, entry.id))
             elif where is not None and self.lfs is not None:
                 folder, commit = where
-                items.append(self._blob_item(name, mode, entry.id, f"{folder}/{name}".lstrip("/"), commit))
+                items.append(self.blob_item(name, mode, entry.id, f"{folder}/{name}".lstrip("/"), commit))
             else:
                 items.append(TreeItem(name, mode, entry.id, self.blob_size(entry.id)))
         return items
+
+    def open_content(self, oid: pygit2.Oid, pointer: Optional[Pointer], path: str) -> BlobReader | ObjectReader:
+        """A reader of what a file of a commit holds (read(size, offset), close()): the LFS
+        object its pointer names (`pointer`, from blob_item; LfsError if it cannot be had),
+        else its blob. The one way views read a file's bytes."""
+        if pointer is None or self.lfs is None:
+            return self.blob_reader(oid)
+        return self.lfs.open(pointer, path)
 
     def blob_bytes(self, oid: pygit2.Oid) -> bytes:
         return bytes(self.blob_buffer(oid))

@@ -62,10 +62,8 @@ class BlobView(ReadOnlyView):
     def _open_blob(self, path: str, oid: pygit2.Oid, pointer: Optional[Pointer] = None) -> int:
         """A handle on the blob's bytes, or on the LFS object its pointer names (EIO if that
         cannot be had: the pointer's text is never shown)."""
-        if pointer is None or self.repo.lfs is None:
-            return self.handles.add(OpenFile(path=path, data=self.repo.blob_reader(oid)))
         try:
-            reader = self.repo.lfs.open(pointer, path)
+            reader = self.repo.open_content(oid, pointer, path)
         except LfsError:
             raise FuseOSError(errno.EIO) from None  # LfsContent logged it once, with the reason
         return self.handles.add(OpenFile(path=path, data=reader))
