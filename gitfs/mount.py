@@ -42,7 +42,7 @@ from gitfs.views.commit_link import CommitLinkView
 from gitfs.views.conflicts import ConflictsView
 from gitfs.views.current import CurrentView
 from gitfs.views.generated_files import METRICS_FILE, STATUS_FILE, GeneratedFilesView
-from gitfs.views.history import HistoryView
+from gitfs.views.history import DayView, HistoryView
 from gitfs.views.index import IndexView
 from gitfs.views.versions import VersionsView
 
@@ -194,7 +194,7 @@ class Views:
     def status(self) -> GeneratedFilesView:
         files = {STATUS_FILE: self.sync_status.render, METRICS_FILE: self.metrics.render}
         return GeneratedFilesView(self.owner, files, self.handles, mount_time=self.mount_time,
-                          folders=(CONFLICTS_DIR, VERSIONS_DIR))
+                                  folders=(CONFLICTS_DIR, VERSIONS_DIR))
 
     def versions(self) -> VersionsView:
         return VersionsView(self.owner, self.repo, self.file_versions, self.handles, mount_time=self.mount_time)
@@ -223,8 +223,8 @@ class Views:
     def history(self) -> HistoryView:
         return HistoryView(self.owner, self.days, mount_time=self.mount_time)
 
-    def day(self, day: str) -> HistoryView:
-        return HistoryView(self.owner, self.days, day=day, mount_time=self.mount_time)
+    def day(self, day: str) -> DayView:
+        return DayView(self.owner, self.days, day)
 
     def commit(self, day: str, name: str) -> CommitView:
         found = self.days.commit(day, name)

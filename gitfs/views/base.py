@@ -1,5 +1,6 @@
-"""The view ladder: View and ReadOnlyView (EROFS for every mutation); the
-working tree's PassthroughView is in passthrough.py.
+"""The view ladder: View and ReadOnlyView (EROFS for every mutation). Above them:
+BlobView (blob.py: files that are git blobs) and PassthroughView (passthrough.py:
+the working tree read; CurrentView adds the writes).
 
 Views are thin adapters between FUSE and the git core: path in, stat dict or
 bytes out, errno chosen here. `OSError` from os.* passes through (fusepy

@@ -19,7 +19,7 @@ from gitfs.repo.conflicts import ConflictLog
 from gitfs.repo.errors import GitCoreError
 from gitfs.repo.repository import Repository, TreeItem
 from gitfs.views.base import Owner, directory_stat, is_write_open
-from gitfs.views.commit import BlobView, blob_stat
+from gitfs.views.blob import BlobView, blob_stat
 
 
 class ConflictsView(BlobView):

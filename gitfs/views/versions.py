@@ -20,7 +20,7 @@ from gitfs.repo.errors import NotADirectory, PathNotFound
 from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_TREE, Repository, TreeItem
 from gitfs.repo.versions import FileVersions, Version
 from gitfs.views.base import Owner, directory_stat, is_write_open
-from gitfs.views.commit import BlobView, blob_stat
+from gitfs.views.blob import BlobView, blob_stat
 
 
 class VersionsView(BlobView):
