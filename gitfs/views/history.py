@@ -9,7 +9,7 @@ from typing import Optional
 from mfusepy import FuseOSError
 
 from gitfs.repo.days import CommitDays
-from gitfs.views.base import Owner, ReadOnlyView, directory_stat
+from gitfs.views.base import Owner, ReadOnlyView, StampedStat, directory_stat
 
 
 class HistoryView(ReadOnlyView):
@@ -51,8 +51,8 @@ class HistoryView(ReadOnlyView):
         commits = self.days.entries(self.day)
         if commits is None or path != "/":
             raise FuseOSError(errno.ENOENT)
-        for name, timestamp in commits:
-            entries.append((name, directory_stat(self.owner, timestamp)))
+        template = directory_stat(self.owner, 0)
+        entries += [(name, StampedStat(template, timestamp)) for name, timestamp in commits]
         return entries
 
     def _newest_time(self) -> int:
