@@ -708,6 +708,13 @@ def scale_one(bench: Bench, commits: int) -> None:
     bench.row(tag + "daemon RSS after the listings, and per commit over RSS just mounted", fmt_mb(rss),
               fmt_mb(rss_mounted) + " mounted", "—" if per_commit is None else f"{per_commit:.0f} B/commit",
               "≤ 200 B/commit", per_commit is not None and per_commit <= 200)
+    # After the memory figure: the versions keep the branch's first-parent line.
+    cpu_before = mount.cpu_seconds()
+    bench_versions(bench, mount, bare, tag)
+    cpu_after = mount.cpu_seconds()
+    if cpu_before is not None and cpu_after is not None:
+        bench.row(tag + "  daemon CPU time for both versions listings", secs(cpu_after - cpu_before), "—", "—", "")
+    bench.row(tag + "daemon RSS after the versions", fmt_mb(mount.rss_kb()), "—", "—", "")
     mount.unmount()
     shutil.rmtree(mount.repo_path, ignore_errors=True)
 
