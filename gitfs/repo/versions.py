@@ -68,28 +68,30 @@ class _Line:
 
     __slots__ = ("commits", "trees", "times")
 
-    def __init__(self):
-        self.commits = bytearray()
-        self.trees = bytearray()
-        self.times = array("q")
+    def __init__(self, commits: bytes = b"", trees: bytes = b"", times: Optional[array] = None):
+        # bytes, not bytearray: pygit2.Oid takes a slice of bytes without a copy first
+        self.commits = commits
+        self.trees = trees
+        self.times = array("q") if times is None else times
 
     def __len__(self) -> int:
         return len(self.times)
 
     def extend(self, newest_first: _Line) -> None:
         """Append commits read newest first (a walk's order)."""
-        count = len(newest_first)
-        for index in reversed(range(count)):
-            at = index * ID_BYTES
-            self.commits += newest_first.commits[at:at + ID_BYTES]
-            self.trees += newest_first.trees[at:at + ID_BYTES]
+        self.commits += _reversed_ids(newest_first.commits)
+        self.trees += _reversed_ids(newest_first.trees)
         self.times.extend(reversed(newest_first.times))
 
     def commit(self, index: int) -> pygit2.Oid:
-        return pygit2.Oid(raw=bytes(self.commits[index * ID_BYTES:(index + 1) * ID_BYTES]))
+        return pygit2.Oid(raw=self.commits[index * ID_BYTES:(index + 1) * ID_BYTES])
 
     def tree(self, index: int) -> pygit2.Oid:
-        return pygit2.Oid(raw=bytes(self.trees[index * ID_BYTES:(index + 1) * ID_BYTES]))
+        return pygit2.Oid(raw=self.trees[index * ID_BYTES:(index + 1) * ID_BYTES])
+
+
+def _reversed_ids(ids: bytes) -> bytes:
+    return b"".join(ids[at:at + ID_BYTES] for at in range(len(ids) - ID_BYTES, -1, -ID_BYTES))
 
 
 class FileVersions:
@@ -160,13 +162,14 @@ class FileVersions:
         walker.simplify_first_parent()
         if known is not None:
             walker.hide(known)
-        new = _Line()
+        commits, trees, times = bytearray(), bytearray(), array("q")
         last = None
         for commit in walker:
-            new.commits += commit.id.raw
-            new.trees += commit.tree_id.raw
-            new.times.append(commit.commit_time)
+            commits += commit.id.raw
+            trees += commit.tree_id.raw
+            times.append(commit.commit_time)
             last = commit
+        new = _Line(bytes(commits), bytes(trees), times)
         self.commits_read += len(new)
         if known is not None and (last is None or not last.parent_ids or last.parent_ids[0] != known):
             return None  # known is not just behind the new commits: moved back, or rewritten
