@@ -15,16 +15,12 @@ import os
 from types import SimpleNamespace
 
 import pytest
-from lfs.conftest import git_lfs
 
 from gitfs.lfs import pointer
-from helpers import git, read_status, wait_for, wait_synced
+from helpers import LFS_BIG, git, git_lfs, read_status, wait_for, wait_synced
 from servers import HTTP_PASSWORD, HTTP_USER
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is missing")
-
-BIG = bytes(range(256)) * 8192  # the lfs_http fixture's big.bin
-
 
 def over(url: str, lfs_http) -> SimpleNamespace:
     """The remote as mount_gitfs and wait_synced see it: reached at url."""
@@ -49,8 +45,8 @@ def test_content_pushed_by_git_lfs_reads_right_over_http(lfs_http, mount_gitfs):
     assert (mount.current / "big.bin").read_bytes() == changed
     assert (mount.current / "small.bin").read_bytes() == b"tiny\n"
     old = mount.history / first[:7] / "big.bin"  # an older commit's object: fetched on first open
-    assert os.stat(old).st_size == len(BIG)
-    assert old.read_bytes() == BIG
+    assert os.stat(old).st_size == len(LFS_BIG)
+    assert old.read_bytes() == LFS_BIG
     assert any("/org/remote.git/info/lfs/objects/batch" in line and f"{HTTP_USER} " in line
                for line in access_log(lfs_http))
 
@@ -58,7 +54,7 @@ def test_content_pushed_by_git_lfs_reads_right_over_http(lfs_http, mount_gitfs):
 def test_content_reads_right_over_https_with_the_test_ca(lfs_http, mount_gitfs):
     mount = mount_gitfs(over(lfs_http.https_url, lfs_http), username=HTTP_USER, password=HTTP_PASSWORD,
                         ssl_ca_file=lfs_http.ca.cert)
-    assert (mount.current / "big.bin").read_bytes() == BIG
+    assert (mount.current / "big.bin").read_bytes() == LFS_BIG
     assert (mount.history / lfs_http.remote.head()[:7] / "small.bin").read_bytes() == b"tiny\n"
 
 
@@ -82,7 +78,7 @@ def test_written_files_go_to_giftless_and_git_lfs_gets_them(lfs_http, mount_gitf
     git_lfs("install", "--local", cwd=clone)
     git_lfs("pull", cwd=clone)
     assert (clone / "new.bin").read_bytes() == content
-    assert (clone / "big.bin").read_bytes() == BIG
+    assert (clone / "big.bin").read_bytes() == LFS_BIG
 
 
 def lfs_credentials(lfs_http):
@@ -163,7 +159,7 @@ def test_a_committed_lfsconfig_for_another_host_gets_no_password(lfs_http, mount
 def test_ssh_remote_gets_its_lfs_server_from_git_lfs_authenticate(lfs_ssh, ssh_keys, mount_gitfs):
     remote = lfs_ssh.http.remote
     mount = mount_gitfs(SimpleNamespace(url=lfs_ssh.url, head=remote.head), ssh_key=ssh_keys.plain.private)
-    assert (mount.current / "big.bin").read_bytes() == BIG
+    assert (mount.current / "big.bin").read_bytes() == LFS_BIG
     content = os.urandom(150_000)
     (mount.current / "over-ssh.bin").write_bytes(content)
     wait_for(lambda: "over-ssh.bin" in remote.files(), timeout=60, message="over-ssh.bin on the remote")

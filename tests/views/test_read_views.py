@@ -11,15 +11,13 @@ from mfusepy import FuseOSError
 
 from gitfs.handles import HandleTable
 from gitfs.repo.days import CommitDays
-from gitfs.repo.repository import Repository
 from gitfs.routes import build_routes
-from gitfs.views.base import NS, Owner, statvfs_dict
+from gitfs.views.base import NS, statvfs_dict
 from gitfs.views.commit import CommitView
-from gitfs.views.history import HistoryView
+from gitfs.views.history import DayView, HistoryView
 from gitfs.views.index import IndexView
-from helpers import Remote, commit_with, git
+from helpers import OWNER, CountingRepository, Remote, commit_time, commit_with, errno_of
 
-OWNER = Owner(1234, 5678)
 MUTATIONS = [
     ("create", ("/new", 0o644, os.O_WRONLY)),
     ("mkdir", ("/newdir", 0o755)),
@@ -37,12 +35,6 @@ MUTATIONS = [
 ]
 WRITE_FLAGS = [os.O_WRONLY, os.O_RDWR, os.O_RDONLY | os.O_APPEND, os.O_RDONLY | os.O_TRUNC,
                os.O_WRONLY | os.O_CREAT]
-
-
-def errno_of(call, *args):
-    with pytest.raises(FuseOSError) as caught:
-        call(*args)
-    return caught.value.errno
 
 
 @pytest.fixture
@@ -73,16 +65,6 @@ def history_remote(tmp_path, local_timezone):
     return remote
 
 
-class CountingRepository(Repository):
-    """A real Repository that counts how often libgit2 inflates a blob whole."""
-
-    blob_reads = 0
-
-    def blob_buffer(self, oid):  # blob_bytes goes through it too
-        self.blob_reads += 1
-        return super().blob_buffer(oid)
-
-
 @pytest.fixture
 def repo(history_remote):
     return CountingRepository(str(history_remote.work), history_remote.branch)
@@ -96,10 +78,6 @@ def days(repo):
 def commit_view(repo, sha):
     commit = repo.git.revparse_single(sha)
     return CommitView(OWNER, repo, HandleTable(), commit=commit.id, commit_time=commit.commit_time)
-
-
-def commit_time(remote, sha):
-    return int(git("log", "-1", "--format=%ct", sha, cwd=remote.work))
 
 
 # -- IndexView -----------------------------------------------------------------
@@ -141,7 +119,7 @@ def test_history_root_lists_days_newest_first(history_remote, days):
 
 
 def test_day_lists_commits_oldest_first_with_first_and_last_times(history_remote, days):
-    view = HistoryView(OWNER, days, day="2020-01-02")
+    view = DayView(OWNER, days, "2020-01-02")
     assert view.readdir("/", None) == [".", "..", "09-00-00-" + history_remote.first[:10],
                                        "10-00-00-" + history_remote.second[:10]]
     attrs = view.getattr("/")
@@ -153,7 +131,7 @@ def test_day_lists_commits_oldest_first_with_first_and_last_times(history_remote
 
 @pytest.mark.parametrize("day", ["2020-01-03", "2019-12-31", "2020-1-2", "junk"])
 def test_unknown_day_is_enoent_not_einval(days, day):
-    view = HistoryView(OWNER, days, day=day)
+    view = DayView(OWNER, days, day)
     assert errno_of(view.getattr, "/") == errno.ENOENT
     assert errno_of(view.readdir, "/", None) == errno.ENOENT
     assert errno_of(view.open, "/", os.O_RDONLY) == errno.ENOENT
@@ -161,13 +139,13 @@ def test_unknown_day_is_enoent_not_einval(days, day):
 
 
 def test_unmatched_name_inside_a_day_is_enoent(days):
-    view = HistoryView(OWNER, days, day="2020-01-02")
+    view = DayView(OWNER, days, "2020-01-02")
     assert errno_of(view.getattr, "/junk") == errno.ENOENT
     assert errno_of(view.readdir, "/junk", None) == errno.ENOENT
 
 
 def test_history_mutations_are_erofs(days):
-    for view in (HistoryView(OWNER, days), HistoryView(OWNER, days, day="2020-01-02")):
+    for view in (HistoryView(OWNER, days), DayView(OWNER, days, "2020-01-02")):
         for name, args in MUTATIONS:
             assert errno_of(getattr(view, name), *args) == errno.EROFS, name
         for flags in WRITE_FLAGS:
@@ -210,21 +188,21 @@ def test_each_path_serves_its_own_bytes(history_remote, repo):
 
 def test_reading_in_chunks_streams_the_blob_never_whole(history_remote, repo):
     view = commit_view(repo, history_remote.first)
-    repo.blob_reads = 0
+    repo.whole_reads = 0
     assert read_all(view, "/big.bin", chunk=128 * 1024) == history_remote.big
-    assert repo.blob_reads == 0  # streamed from its object file, not inflated whole by libgit2
+    assert repo.whole_reads == 0  # streamed from its object file, not inflated whole by libgit2
     assert view.handles.dirty_paths() == [] and view.handles.writers()[0] == 0
 
 
 def test_blob_is_read_on_first_read_and_dropped_at_release(history_remote, repo):
     view = commit_view(repo, history_remote.first)
-    repo.blob_reads = 0
+    repo.whole_reads = 0
     fh = view.open("/big.bin", os.O_RDONLY)
     open_file = view.handles.get(fh)
     assert not open_file.data.loaded  # open alone: the page cache may serve it
     assert view.read("/big.bin", 10, 5, fh) == history_remote.big[5:15]
     assert view.read("/big.bin", 128 * 1024, len(history_remote.big) - 3, fh) == history_remote.big[-3:]
-    assert open_file.data.loaded and repo.blob_reads == 0
+    assert open_file.data.loaded and repo.whole_reads == 0
     view.release("/big.bin", fh)
     assert not open_file.data.loaded  # nothing big stays after release
     with pytest.raises(KeyError):
@@ -263,14 +241,14 @@ def test_historyreaddir_with_attrs_matches_getattr(history_remote, days):
     entries = root.readdir_with_attrs("/")
     assert [name for name, _attrs in entries] == root.readdir("/", None)
     for day, attrs in entries[2:]:
-        view = HistoryView(OWNER, days, day=day)
+        view = DayView(OWNER, days, day)
         assert attrs == view.getattr("/"), day
         names = view.readdir_with_attrs("/")
         assert [name for name, _attrs in names] == view.readdir("/", None)
         for name, commit_attrs in names[2:]:
             oid, when = days.commit(day, name)
             assert commit_attrs["st_mtime"] == when * NS and stat.S_ISDIR(commit_attrs["st_mode"])
-    assert errno_of(HistoryView(OWNER, days, day="2020-01-03").readdir_with_attrs, "/") == errno.ENOENT
+    assert errno_of(DayView(OWNER, days, "2020-01-03").readdir_with_attrs, "/") == errno.ENOENT
 
 
 def test_read_past_the_end_and_at_offsets(history_remote, repo):
@@ -420,7 +398,7 @@ def test_router_serves_history_paths_and_enoent_for_wrong_commits(history_remote
             return HistoryView(OWNER, days)
 
         def day(self, day):
-            return HistoryView(OWNER, days, day=day)
+            return DayView(OWNER, days, day)
 
         def commit(self, day, name):
             found = days.commit(day, name)
