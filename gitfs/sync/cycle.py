@@ -208,6 +208,7 @@ class SyncCycle:
     def _integrate(self, remote_tip: pygit2.Oid, hold: Collection[str] = ()) -> CycleResult:
         """Bring the remote's commits into the branch and the working tree (accept mine);
         nothing while the remote's change touches an open file (see _bring_in)."""
+        self.repo.prepare_staging(self.jobs.paths())  # LFS files written since the cycle began
         with self.state.frozen():
             self.commit_pending(hold=hold)
             local_tip = self.repo.branch_tip()

@@ -5,12 +5,14 @@ What git-lfs pushed reads as content in current/ and history/; what is written t
 mount reaches giftless before its pointer reaches the remote, and a fresh git-lfs clone gets
 its bytes; an object the server lacks is EIO and reported, never a deletion; while the LFS
 server is down or refuses the password, writes go on and the branch waits; the remote's
-password never goes to a host a committed .lfsconfig names.
+password never goes to a host a committed .lfsconfig names; a small write never waits for
+a big upload (nginx paces it).
 """
 
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 from types import SimpleNamespace
 
@@ -144,6 +146,34 @@ def test_a_refused_password_holds_the_push_until_it_is_right(lfs_http, mount_git
     lfs_http.nginx.set_password(HTTP_PASSWORD, lfs_only=True)
     wait_for(lambda: "held.bin" in lfs_http.remote.files(), timeout=90, message="held.bin pushed after all")
     assert lfs_http.giftless.object_path(pointer.parse(lfs_http.remote.show("held.bin")).oid) is not None
+
+
+SLOW_UPLOAD_BYTES = 24 << 20  # at 2 MiB/s: about 12 s on the way
+
+
+@pytest.mark.parametrize("lfs_http", [{"upload_rate": "2m"}], indirect=True)
+def test_a_small_write_never_waits_for_a_big_upload(lfs_http, mount_gitfs):
+    """nginx lets objects go up at 2 MiB/s. While a big one is on its way, a small file is
+    written and closed through current/: that returned while the server held only part of
+    the object (an order, not a time), and the small file reaches the remote with the big
+    one or after it, never before (the ref waits for the upload)."""
+    mount = mount_http(lfs_http, mount_gitfs)
+    content = os.urandom(SLOW_UPLOAD_BYTES)
+    oid = hashlib.sha256(content).hexdigest()
+    (mount.current / "video.bin").write_bytes(content)
+
+    def stored_size() -> int:
+        stored = lfs_http.giftless.object_path(oid)
+        return stored.stat().st_size if stored is not None else 0
+
+    wait_for(lambda: stored_size() > 0, timeout=60, message="the upload of video.bin under way")
+    (mount.current / "note.txt").write_text("written while the big file goes up\n")
+    assert stored_size() < len(content), "the small write returned only after the upload"
+    assert "video.bin" not in lfs_http.remote.files()
+    wait_for(lambda: "note.txt" in lfs_http.remote.files(), timeout=120, message="note.txt on the remote")
+    assert "video.bin" in lfs_http.remote.files()
+    assert lfs_http.giftless.object_path(oid).read_bytes() == content
+    assert lfs_http.remote.show("note.txt") == b"written while the big file goes up\n"
 
 
 def test_a_committed_lfsconfig_for_another_host_gets_no_password(lfs_http, mount_gitfs):
