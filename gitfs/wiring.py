@@ -84,7 +84,7 @@ class Mount:
         # Git LFS: a pointer blob of a filter=lfs path reads as its object (gitfs/lfs).
         repo.lfs = lfs_setup.content_for(repo, options.remote_url, credentials=credentials, enabled=options.lfs,
                                          url_option=options.lfs_url, on_missing=self._lfs_missing,
-                                         on_transfer=self.metrics.lfs_transfer)
+                                         on_found=self.status.lfs_found, on_transfer=self.metrics.lfs_transfer)
         lfs_checkout.check_out_tip(repo)  # the working tree's LFS files hold their content
         remote = RemoteLink(repo, credentials, status=self.status, metrics=self.metrics)
         # A read-only mount follows the remote and never commits or pushes (read_only.py).

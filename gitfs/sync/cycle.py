@@ -100,6 +100,10 @@ class SyncCycle:
         bring the remote's changes in and push. Jobs for the paths in `hold` (files open
         for writing: "/a/b") or above them stay pending. RemoteError if the remote failed."""
         committed = None
+        # Git LFS: working files left as pointers get the objects that came since.
+        filled = lfs_checkout.fill_placeholders(self.repo, self.state.frozen)
+        if filled and self.kernel is not None:
+            self.kernel.changed(filled, filled)  # new files under those names
         if commit:
             self.repo.prepare_staging(self.jobs.paths())  # big LFS files hashed before the freeze
             with self.state.frozen():

@@ -18,6 +18,7 @@ from types import SimpleNamespace
 
 import pytest
 from lfs.conftest import git_lfs
+from lfs.test_lfs_write import git_status_with_lfs
 
 from gitfs.lfs import pointer
 from helpers import git, read_status, wait_for, wait_synced
@@ -112,6 +113,40 @@ def test_a_missing_object_is_eio_reported_and_never_deleted(lfs_http, mount_gitf
     (entry,) = read_status(mount)["lfs_missing"]
     assert entry["oid"] == ghost.oid and entry["path"] == "ghost.bin" and "404" in entry["error"]
     assert f"{ghost.oid}" in mount.log_text()
+
+
+def content_or_none(path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def test_files_left_as_pointers_get_their_content_once_the_server_answers(lfs_http, mount_gitfs):
+    """giftless is down at mount: the LFS files are EIO in current/ and reported; once it is
+    back, a fetch round gets their objects and current/ shows their content and size, the
+    reports go, and nothing was ever committed for them."""
+    head = lfs_http.remote.head()
+    lfs_http.giftless.stop()
+    mount = mount_http(lfs_http, mount_gitfs, expect_errors=True)
+    with pytest.raises(OSError) as raised:
+        (mount.current / "big.bin").read_bytes()
+    assert raised.value.errno == errno.EIO
+    assert {entry["path"] for entry in read_status(mount)["lfs_missing"]} == {"big.bin", "small.bin"}
+    (mount.current / "hello.txt").write_text("written while the LFS server is down\n")
+    wait_for(lambda: "hello.txt" in lfs_http.remote.files(), timeout=60, message="hello.txt on the remote")
+
+    lfs_http.giftless.start()
+    wait_for(lambda: content_or_none(mount.current / "big.bin") == BIG, timeout=60,
+             message="big.bin's content in current/")
+    assert os.stat(mount.current / "big.bin").st_size == len(BIG)
+    assert (mount.current / "small.bin").read_bytes() == b"tiny\n"
+    wait_for(lambda: read_status(mount)["lfs_missing"] == [], timeout=30, message="the reports gone")
+    wait_synced(mount)
+    assert git("log", "--format=%H", f"{head}..main", "--", "big.bin", "small.bin",
+               cwd=lfs_http.remote.bare) == ""
+    assert lfs_http.remote.show("big.bin") == lfs_http.remote.show("big.bin", head)
+    assert git_status_with_lfs(mount.repo_path) == ""  # git with git-lfs's filters agrees: no change
 
 
 def assert_held_back(mount, lfs_http, head, name: str, words: str) -> None:
