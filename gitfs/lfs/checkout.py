@@ -94,7 +94,7 @@ def open_object(repo: Repository, path: str, oid: pygit2.Oid, mode: int) -> Opti
             return lfs.store.open(found)
     except LfsError:
         pass
-    lfs.left_as_pointer(path, found)
+    lfs.left_as_pointer(path, found, repo.blob_buffer(oid).tobytes())
     return None
 
 
@@ -124,14 +124,15 @@ def check_out_tip(repo: Repository) -> None:
     written = 0
     try:
         for path, oid, mode, found in pointers:
-            if not _holds(root, path, cast(pygit2.Blob, git[oid]).data):
+            text = cast(pygit2.Blob, git[oid]).data
+            if not _holds(root, path, text):
                 continue
             if lfs.store.has(found):
                 _replace(repo.workdir, path, lfs, found, mode)
                 add_with_stat(index, path, oid, mode, os.lstat(path, dir_fd=root))
                 written += 1
             else:
-                lfs.left_as_pointer(path, found)
+                lfs.left_as_pointer(path, found, text)
     finally:
         os.close(root)
     index.write()
@@ -150,6 +151,26 @@ def download_placeholders(repo: Repository) -> bool:
         return False
     fetch_objects(lfs, list(waiting.items()))
     return any(lfs.store.has(found) for found in waiting.values())
+
+
+def shown_size(lfs: Optional[LfsContent], root_fd: int, relative: str, size: int) -> Optional[int]:
+    """The size current/ shows for a working file of `size` bytes that holds its pointer's
+    text (its object could not be had, its reads are EIO): the object's, as in history/.
+    None for any other file (most calls: one dict lookup)."""
+    if lfs is None:
+        return None
+    known = lfs.placeholder(relative)
+    if known is None or size != len(known[1]):
+        return None
+    try:
+        fd = beneath.open_beneath(root_fd, relative, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        held = os.pread(fd, size + 1, 0)
+    finally:
+        os.close(fd)
+    return known[0].size if held == known[1] else None
 
 
 def placeholders_waiting(repo: Repository) -> int:

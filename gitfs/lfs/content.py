@@ -70,7 +70,7 @@ class LfsContent:
         self.on_found = on_found  # (oid): a reported object is had after all; its entry goes
         # Working files left holding their pointer's text, path -> pointer (checkout.py):
         # the sync worker adds and removes them, the fetch worker reads them.
-        self._placeholders: dict[str, Pointer] = {}
+        self._placeholders: dict[str, tuple[Pointer, bytes]] = {}  # path -> (pointer, its text)
         self._placeholders_lock = threading.Lock()
         self._pointers: dict[pygit2.Oid, Optional[Pointer]] = {}
         self._unsupported: dict[str, str] = {}  # oid -> why, for pointers with extensions
@@ -154,14 +154,18 @@ class LfsContent:
                 self._downloads.pop(found.oid, None)
             download.done.set()
 
-    def left_as_pointer(self, path: str, found: Pointer) -> None:
-        """The working file at path holds found's text: its object could not be had."""
+    def left_as_pointer(self, path: str, found: Pointer, text: bytes) -> None:
+        """The working file at path holds text, found's: its object could not be had."""
         with self._placeholders_lock:
-            self._placeholders[path] = found
+            self._placeholders[path] = (found, text)
 
     def placeholders(self) -> dict[str, Pointer]:
         with self._placeholders_lock:
-            return dict(self._placeholders)
+            return {path: found for path, (found, _text) in self._placeholders.items()}
+
+    def placeholder(self, path: str) -> Optional[tuple[Pointer, bytes]]:
+        """(pointer, its text) if the working file at path was left holding that text."""
+        return self._placeholders.get(path)  # one atomic lookup: FUSE threads ask on every getattr
 
     def placeholder_done(self, path: str) -> None:
         """The working file at path holds content now, or no longer its pointer's text."""

@@ -34,7 +34,8 @@ class CurrentView(PassthroughView):
                  jobs: PendingJobs, *, max_size: int | None, extra_root_entries: tuple[str, ...] = (),
                  kernel: Optional[KernelAttributes] = None,
                  lfs_path: Callable[[str], bool] = lambda _relative: False,
-                 lfs_placeholder: Callable[[str, int], bool] = lambda _relative, _fd: False):
+                 lfs_placeholder: Callable[[str, int], bool] = lambda _relative, _fd: False,
+                 lfs_size: Callable[[int, str, int], Optional[int]] = lambda _root_fd, _relative, _size: None):
         super().__init__(owner, root)
         self.handles = handles
         self.sync_state = sync_state
@@ -42,6 +43,7 @@ class CurrentView(PassthroughView):
         self.max_size = max_size
         self.lfs_path = lfs_path  # Git LFS: whether a path's content goes to the LFS store (no max_size)
         self.lfs_placeholder = lfs_placeholder  # Git LFS: whether an open file holds a pointer, not content
+        self.lfs_size = lfs_size  # Git LFS: (root fd, path, size) -> the object's size if the file is its pointer
         self.extra_root_entries = extra_root_entries
         self.kernel = kernel  # told when a change through one name changes a file's other names
 
@@ -87,6 +89,16 @@ class CurrentView(PassthroughView):
                         other_names=others)
 
     # -- reading --------------------------------------------------------------
+
+    def getattr(self, path, fh=None):
+        attributes = super().getattr(path, fh)
+        if stat.S_ISREG(attributes["st_mode"]):
+            # An LFS file whose object could not be had holds the pointer's text: shown
+            # with the object's size, as in history/ (and read as EIO, see open).
+            size = self.lfs_size(self.root_fd, self._relative(path), attributes["st_size"])
+            if size is not None:
+                attributes["st_size"] = size
+        return attributes
 
     def readdir(self, path, fh):
         return [name for name, _type in self.readdir_with_attrs(path)]

@@ -123,15 +123,16 @@ def content_or_none(path) -> bytes | None:
 
 
 def test_files_left_as_pointers_get_their_content_once_the_server_answers(lfs_http, mount_gitfs):
-    """giftless is down at mount: the LFS files are EIO in current/ and reported; once it is
-    back, a fetch round gets their objects and current/ shows their content and size, the
-    reports go, and nothing was ever committed for them."""
+    """giftless is down at mount: the LFS files are EIO in current/ (with their objects'
+    sizes) and reported; once it is back, a fetch round gets their objects and current/
+    shows their content and size, the reports go, and nothing was ever committed for them."""
     head = lfs_http.remote.head()
     lfs_http.giftless.stop()
     mount = mount_http(lfs_http, mount_gitfs, expect_errors=True)
     with pytest.raises(OSError) as raised:
         (mount.current / "big.bin").read_bytes()
     assert raised.value.errno == errno.EIO
+    assert os.stat(mount.current / "big.bin").st_size == len(BIG)  # the object's size, as `ls -l` shows it
     assert {entry["path"] for entry in read_status(mount)["lfs_missing"]} == {"big.bin", "small.bin"}
     (mount.current / "hello.txt").write_text("written while the LFS server is down\n")
     wait_for(lambda: "hello.txt" in lfs_http.remote.files(), timeout=60, message="hello.txt on the remote")
