@@ -211,9 +211,13 @@ def fill_placeholders(repo: Repository, frozen: Callable[[], contextlib.Abstract
                     if entry is None or entry.id != filling.blob or entry.mode != filling.mode \
                             or not _holds(root, filling.path, cast(pygit2.Blob, git[filling.blob]).data):
                         continue  # changed meanwhile: what is there now is the user's
-                    with beneath.parent(root, filling.path) as (folder, name):
-                        os.replace(filling.content, name, dst_dir_fd=folder)
-                        st = os.lstat(name, dir_fd=folder)
+                    try:
+                        with beneath.parent(root, filling.path) as (folder, name):
+                            os.replace(filling.content, name, dst_dir_fd=folder)
+                            st = os.lstat(name, dir_fd=folder)
+                    except OSError as error:  # its folder replaced by a link meanwhile...: left as it is
+                        log.warning("Git LFS: cannot put the content of %s in: %s", filling.path, error)
+                        continue
                     add_with_stat(index, filling.path, filling.blob, filling.mode, st)
                     filled.append(filling.path)
             finally:
