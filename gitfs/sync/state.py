@@ -7,6 +7,8 @@ Contract:
 - The sync worker holds `frozen()` only for local work: committing the working
   tree and bringing the remote's changes into it. `frozen()` waits until no
   mutation is in flight. Network I/O happens outside it, always.
+- The quiet period (`quiet_for`) runs from the end of the last mutation and is
+  zero while one is in flight.
 - Opening a file for reading also waits out `frozen()` (`mutation(changes=False)`),
   so the sync worker sees every open file before it replaces any.
 - Fetch and push are serialised by the remote link (remote_link.py), which FUSE
@@ -78,4 +80,10 @@ class SyncState:
         return self._clock() - self.last_activity > self._idle_after
 
     def quiet_for(self) -> float:
-        return self._clock() - self.last_change
+        """Seconds since the last change; 0 while one is in flight: its commit job is
+        queued (and the sync worker woken) before the mutation ends, and a cycle taken
+        then would commit the first of a burst of changes (rm -rf) alone."""
+        with self._condition:
+            if self._mutations_in_flight:
+                return 0.0
+            return self._clock() - self.last_change

@@ -73,11 +73,14 @@ class Rig:
     def write(self, relative: str, text: str) -> None:
         """Change the working tree as CurrentView does: under mutation(), then a job."""
         with self.state.mutation():
-            full = os.path.join(self.path, relative)
-            os.makedirs(os.path.dirname(full), exist_ok=True)
-            with open(full, "w") as handle:
-                handle.write(text)
+            self.write_file(relative, text)
             self.jobs.put(CommitJob(f"Update /{relative}", add=(relative,)))
+
+    def write_file(self, relative: str, text: str) -> None:
+        full = os.path.join(self.path, relative)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "w") as handle:
+            handle.write(text)
 
     def read(self, relative: str) -> str:
         with open(os.path.join(self.path, relative)) as handle:

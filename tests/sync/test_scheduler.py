@@ -4,6 +4,7 @@ test is about the thread (the final cycle at stop)."""
 
 import pytest
 
+from gitfs.sync.jobs import CommitJob
 from gitfs.sync.sync_worker import SyncWorker
 from helpers import git
 from sync.conftest import make_rig
@@ -49,6 +50,24 @@ def test_nothing_runs_before_sync_timeout_of_quiet(rig, writers):
     result = worker.step(timeout=0)
     assert result is not None and result.committed is not None
     assert {"a.txt", "b.txt"} <= set(rig.remote.files())
+
+
+def test_a_change_in_flight_after_a_quiet_spell_starts_no_cycle(rig, writers):
+    """CurrentView queues a change's job (waking the worker) before its mutation ends:
+    after a long quiet spell, a cycle taken then would commit the first removal of an
+    `rm -rf` alone."""
+    worker = settled(rig, writers)
+    rig.clock.advance(100)
+    with rig.state.mutation():
+        rig.write_file("a.txt", "a")
+        rig.jobs.put(CommitJob("Update /a.txt", add=("a.txt",)))
+        assert not worker.due()  # (a cycle here would wait for this very mutation to end)
+    rig.clock.advance(0.5)
+    assert worker.step(timeout=0) is None
+    rig.clock.advance(0.6)
+    result = worker.step(timeout=0)
+    assert result is not None and result.committed is not None
+    assert "a.txt" in rig.remote.files()
 
 
 def test_nothing_to_do_runs_no_cycle(rig, writers):
