@@ -245,8 +245,9 @@ def _copies(repo: Repository, lfs: LfsContent) -> list[_Filling]:
             continue
         try:
             content = lfs.store.copy_out(found, 0o755 if entry.mode == FILEMODE_EXEC else 0o644)
-        except (OSError, LfsError) as error:
+        except (OSError, LfsError) as error:  # a full disk, a damaged object: tried again at the next mount
             log.warning("Git LFS: cannot copy the object of %s (%s): %s", path, found.oid, error)
+            lfs.placeholder_done(path)
             continue
         fillings.append(_Filling(path, entry.id, entry.mode, content))
     return fillings
