@@ -2,7 +2,7 @@
 and the README's option table are all made from it, so they cannot disagree.
 
 Text may hold `code` in backticks: kept in the README, bold in the manual page,
-plain in --help. tests/core/test_docs.py checks that every option and its default
+plain in --help. tests/cli/test_docs.py checks that every option and its default
 appear in all three, and that every option options.py accepts is here.
 """
 

@@ -61,7 +61,7 @@ class Mount:
     """Builds the views, router and workers from Options; owns their lifecycle."""
 
     def __init__(self, options: Options, repo: Repository, owner: Owner, credentials: remote_ops.Credentials,
-                 *, on_ready=None, ignore_rules: Optional[IgnoreRules] = None):
+                 *, ignore_rules: IgnoreRules, on_ready=None):
         self.options = options
         self.repo = repo
         self.owner = owner

@@ -1,9 +1,10 @@
 """Shared fixtures: hermetic git, bare remotes, and real GitFS mounts.
 
 The tests come in layers, one folder each: tests/core (the git core on real
-repositories), tests/sync (the sync cycle and scheduler on real repositories),
-tests/views (views called directly, and the FUSE binding), tests/mount (real FUSE
-mounts driven by real programs); tests/remotes adds real SSH, git:// and HTTP(S)
+repositories), tests/cli (the options, the command line and its documentation),
+tests/sync (the sync cycle and scheduler on real repositories), tests/views (views
+called directly, and the FUSE binding), tests/mount (real FUSE mounts driven by real
+programs); tests/remotes adds real SSH, git:// and HTTP(S)
 servers, tests/lfs Git LFS against the real git-lfs client, tests/stress faults and long
 runs.
 
@@ -22,7 +23,7 @@ import pytest
 
 from gitfs import fuselib
 from gitfs.errors import FatalError
-from helpers import GIT_IDENTITY, ROOT, Mount, Remote, gitfs_command, unmount, wait_for
+from helpers import GIT_IDENTITY, ROOT, Mount, Remote, clone_of, gitfs_command, unmount, wait_for
 
 # Tests that import mfusepy themselves load libfuse 3 too, as gitfs does (libfuse2 may be
 # installed beside it). The variable fuselib sets is removed again: the gitfs processes the
@@ -57,6 +58,12 @@ def remote(tmp_path) -> Remote:
     repo = Remote(tmp_path)
     repo.commit({"testing": "just testing around here\n", "me": ""}, "Initial test commit")
     return repo
+
+
+@pytest.fixture
+def clone(remote, tmp_path) -> Path:
+    """A plain clone of the `remote` fixture, at tmp_path/clone."""
+    return clone_of(remote, tmp_path / "clone")
 
 
 @pytest.fixture

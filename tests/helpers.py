@@ -1,5 +1,6 @@
-"""Helpers shared by the test modules: hermetic git, bare remotes, GitFS runs and
-mounts, the sync status, and the trees of a remote and of a plain directory.
+"""Helpers shared by the test modules: hermetic git, bare remotes, errnos, the sync
+rig (the sync layer on real clones, no FUSE), GitFS runs and mounts, the sync status,
+and the trees of a remote and of a plain directory.
 
 Plain functions and classes only; the fixtures that use them live in conftest.py
 (tests/ is on sys.path through pytest.ini's `pythonpath`, so test modules in
@@ -15,16 +16,30 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 
+import pygit2
 import pytest
+
+from gitfs.repo.credentials import Credentials
+from gitfs.repo.ignore import IgnoreRules
+from gitfs.repo.repository import Repository
+from gitfs.sync.cycle import OpenFiles, SyncCycle
+from gitfs.sync.jobs import CommitJob, PendingJobs
+from gitfs.sync.metrics import Metrics
+from gitfs.sync.remote_link import RemoteLink
+from gitfs.sync.state import SyncState
+from gitfs.sync.status import SyncStatus
 
 ROOT = Path(__file__).resolve().parent.parent
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "Other Person", "GIT_AUTHOR_EMAIL": "other@example.com",
     "GIT_COMMITTER_NAME": "Other Person", "GIT_COMMITTER_EMAIL": "other@example.com",
 }
+# The mount's committer where a test commits as GitFS, at a fixed time.
+COMMITTER = pygit2.Signature("GitFS", "gitfs@example.com", 1_700_000_000, 0)
 
 
 def git(*args, cwd=None, check=True, env=None) -> str:
@@ -45,6 +60,31 @@ def wait_for(predicate, timeout=15.0, interval=0.05, message="condition"):
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {message}")
         time.sleep(interval)
+
+
+def __getattr__(name: str):
+    """helpers.OWNER, made on first use: whose files the views called directly say they are
+    (not this process's, so a test sees it passed on). It imports the views, which load
+    libfuse through mfusepy; the layers that use no view run where there is none."""
+    if name == "OWNER":
+        from gitfs.views.base import Owner  # noqa: PLC0415
+
+        return Owner(1234, 5678)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def errno_of(call, *args, **kwargs) -> int:
+    """The errno of the OSError that call(*args, **kwargs) raises (FuseOSError is one);
+    fails the test if it raises none."""
+    with pytest.raises(OSError) as raised:
+        call(*args, **kwargs)
+    return raised.value.errno
+
+
+def clone_of(remote: Remote, path: Path) -> Path:
+    """A plain clone of the remote's bare repository at path."""
+    git("clone", "-q", str(remote.bare), str(path))
+    return path
 
 
 def stage_files(work: Path, files: dict[str, bytes | str | None]) -> None:
@@ -140,6 +180,131 @@ class Remote:
         return out.splitlines()
 
 
+# -- the sync rig: the sync layer on real clones, wired as the mount wires it, no FUSE -----
+
+class FakeClock:
+    """Time that moves only when a test says so (monotonic or wall-clock alike)."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class KernelNotes:
+    """The kernel's cache of current/ as the cycle sees it (worktree.WorktreeKernelView) where
+    nothing is mounted: it keeps what it was told, (paths, removed) per call."""
+
+    def __init__(self) -> None:
+        self.told: list[tuple[set[str], list[str]]] = []
+
+    def changed(self, paths, removed) -> None:
+        self.told.append((set(paths), list(removed)))
+
+
+class RacingRemoteLink(RemoteLink):
+    """The real remote link; right after each of the next `races` fetches, the other
+    person pushes a commit, so that our push meets a remote that moved."""
+
+    def __init__(self, repo, credentials, *, other: Remote, status, metrics, races: int = 0):
+        super().__init__(repo, credentials, status=status, metrics=metrics)
+        self.other = other
+        self.races = races
+        self.attempts = 0  # fetches tried
+        self.fetches = 0  # fetches that worked
+
+    def fetch(self):
+        self.attempts += 1
+        tip = super().fetch()
+        self.fetches += 1
+        if self.races > 0:
+            self.races -= 1
+            self.other.commit({f"race{self.races}.txt": "pushed meanwhile\n"}, f"race {self.races}")
+        return tip
+
+
+class CountingRepository(Repository):
+    """A real Repository that counts how often libgit2 inflates a blob whole (blob_bytes
+    goes through blob_buffer too)."""
+
+    whole_reads = 0
+
+    def blob_buffer(self, oid):
+        self.whole_reads += 1
+        return super().blob_buffer(oid)
+
+
+def repo_pending(repo: Repository, jobs: PendingJobs):
+    """What the mount's pending() reports, without open files."""
+    return lambda: {"commits_not_pushed": repo.count_ahead(), "changes_not_committed": len(jobs.paths())}
+
+
+@dataclass
+class Rig:
+    """A bare remote, the other person's clone (Remote) and the mount's own clone, with the
+    mount's sync parts: tests run one cycle, or one scheduler step, at a time."""
+
+    remote: Remote
+    path: str
+    repo: Repository
+    state: SyncState
+    jobs: PendingJobs
+    link: RacingRemoteLink
+    status: SyncStatus
+    clock: FakeClock
+    metrics: Metrics
+    kernel: KernelNotes = field(default_factory=KernelNotes)
+    open_paths: set = field(default_factory=set)
+    dirty_paths: list = field(default_factory=list)
+    cycle: SyncCycle = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.cycle = self.cycle_of(SyncCycle)
+
+    def cycle_of(self, kind: type[SyncCycle]) -> SyncCycle:
+        """A cycle of this kind (SyncCycle, ReadOnlyCycle) on the rig's parts. GitFS's default
+        ignore rules are off, as with -o default_ignore=false."""
+        return kind(self.repo, self.state, self.jobs, self.link,
+                    signature=lambda: pygit2.Signature("GitFS", "gitfs@example.com"),
+                    open_files=OpenFiles(paths=lambda: self.open_paths, dirty_paths=lambda: self.dirty_paths),
+                    conflicts=self.status, metrics=self.metrics, kernel=self.kernel,
+                    ignore_rules=IgnoreRules(self.path, default_ignore=False))
+
+    def write(self, relative: str, text: str) -> None:
+        """Change the working tree as CurrentView does: under mutation(), then a job."""
+        with self.state.mutation():
+            self.write_file(relative, text)
+            self.jobs.put(CommitJob(f"Update /{relative}", add=(relative,)))
+
+    def write_file(self, relative: str, text: str) -> None:
+        full = os.path.join(self.path, relative)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "w") as handle:
+            handle.write(text)
+
+    def read(self, relative: str) -> str:
+        with open(os.path.join(self.path, relative)) as handle:
+            return handle.read()
+
+
+def make_rig(remote: Remote, path: Path, *, url: str | None = None, repository: type[Repository] = Repository) -> Rig:
+    """The rig on a new clone of remote at path; `url`: the clone's origin instead of the
+    remote (one that fails); `repository`: a Repository with a fault injected."""
+    clone_of(remote, path)
+    if url is not None:
+        git("remote", "set-url", "origin", url, cwd=path)
+    repo = repository(str(path), remote.branch)
+    clock = FakeClock()
+    jobs = PendingJobs()
+    status = SyncStatus(remote=url or str(remote.bare), branch=remote.branch, pending=dict)
+    metrics = Metrics(pending=repo_pending(repo, jobs))
+    link = RacingRemoteLink(repo, Credentials(), other=remote, status=status, metrics=metrics)
+    return Rig(remote, str(path), repo, SyncState(idle_after=60, clock=clock), jobs, link, status, clock, metrics)
+
 
 def fusermount() -> str:
     return shutil.which("fusermount3") or shutil.which("fusermount") or "fusermount"
@@ -215,6 +380,37 @@ def start_gitfs(url, tmp_path: Path, *options, timeout: float = 60) -> subproces
 
 
 
+def ls_tree(path: Path, rev: str) -> dict[str, str]:
+    """{path: blob sha} of a commit or tree of the repository at path."""
+    out = git("ls-tree", "-r", rev, cwd=path)
+    return {line.split("\t", 1)[1]: line.split()[2] for line in out.splitlines()}
+
+
+def worktree_tree(path: Path) -> dict[str, str]:
+    """{path: blob sha} of what `git add -A` would commit, computed by git itself in a copy."""
+    copy = path.parent / "add-all"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(path, copy, symlinks=True)
+    git("add", "-A", cwd=copy)
+    return ls_tree(copy, git("write-tree", cwd=copy).strip())
+
+
+def commit_time(remote: Remote, sha: str) -> int:
+    """The committer time of a commit on the remote, or one only the other clone has."""
+    for where in (["--git-dir", str(remote.bare)], ["-C", str(remote.work)]):
+        out = git(*where, "log", "-1", "--format=%ct", sha, check=False)
+        if out:
+            return int(out)
+    raise AssertionError(f"no commit {sha} on the remote nor in the other clone")
+
+
+def history_folder(remote: Remote, sha: str) -> tuple[str, str]:
+    """(day, name) of a commit's folder in history/, computed here, independently of gitfs:
+    local time, committer time."""
+    local = time.localtime(commit_time(remote, sha))
+    return time.strftime("%Y-%m-%d", local), time.strftime("%H-%M-%S-", local) + sha[:10]
+
+
 def commit_with(remote: Remote, prepare=None, *, message="change", date=None, gitlinks=(), push=True) -> str:
     """Commit in the other clone whatever `prepare(work_dir)` leaves there (exec bits, symlinks,
     deletions...), plus `gitlinks`: (path, sha) submodule entries without a .gitmodules."""
@@ -225,6 +421,79 @@ def commit_with(remote: Remote, prepare=None, *, message="change", date=None, gi
     for path, sha in gitlinks:
         git("update-index", "--add", "--cacheinfo", f"160000,{sha},{path}", cwd=remote.work)
     return remote.commit_staged(message, push=push, date=date)
+
+
+# -- Git LFS: remotes whose other clone runs the real git-lfs client --------------------------
+# Debian's git-lfs package adds `filter.lfs.*` to the system git config; the tests run with
+# GIT_CONFIG_NOSYSTEM=1 and a fresh HOME (conftest.py), so each clone that should run
+# git-lfs gets `git lfs install --local`, as a user's clone would have it.
+
+LFS_ATTRIBUTES = "*.bin filter=lfs diff=lfs merge=lfs -text\n"
+LFS_BIG = bytes(range(256)) * 8192
+# What the LFS fixtures' remotes hold: big.bin (2 MiB) and small.bin are LFS objects,
+# notes.txt an ordinary blob.
+LFS_FILES = {"big.bin": LFS_BIG, "small.bin": b"tiny\n", "notes.txt": "plain\n"}
+
+
+def git_lfs(*args, cwd, data: bytes | None = None, check=True) -> subprocess.CompletedProcess:
+    """`git lfs ARGS` in cwd; bytes in and out."""
+    result = subprocess.run(["git", "lfs", *map(str, args)], cwd=cwd, input=data, capture_output=True)
+    if check and result.returncode != 0:
+        raise AssertionError(f"git lfs {' '.join(map(str, args))} failed: {result.stderr.decode(errors='replace')}")
+    return result
+
+
+def require_git_lfs() -> None:
+    if shutil.which("git-lfs") is None:
+        pytest.fail("git-lfs is not installed (.ci/install-deps installs Debian's git-lfs)")
+
+
+def lfs_clone(url: str, path: Path) -> Path:
+    """A plain clone with git-lfs set up in it, its objects pulled."""
+    git("clone", "-q", url, str(path))
+    git_lfs("install", "--local", cwd=path)
+    git_lfs("pull", cwd=path)
+    return path
+
+
+class LfsRemote(Remote):
+    """A bare remote whose other clone tracks `*.bin` with git-lfs: committing a .bin
+    file there commits a pointer, and pushing uploads the object to the remote. A path
+    remote's objects are in its own git directory (REMOTE/lfs/objects/...), where
+    git-lfs's standalone transfer puts them."""
+
+    def __init__(self, root: Path, branch: str = "main"):
+        super().__init__(root, branch)
+        git_lfs("install", "--local", cwd=self.work)
+        (self.work / ".gitattributes").write_text(LFS_ATTRIBUTES)
+        git("add", ".gitattributes", cwd=self.work)
+
+    def object_path(self, oid: str) -> Path:
+        return self.bare / "lfs" / "objects" / oid[:2] / oid[2:4] / oid
+
+
+# git's own view of a clone with git-lfs's filters given on the command line: the
+# mount's clone is left as GitFS made it.
+LFS_FILTERS = ["-c", "filter.lfs.clean=git-lfs clean -- %f", "-c", "filter.lfs.smudge=git-lfs smudge -- %f",
+               "-c", "filter.lfs.process=git-lfs filter-process", "-c", "filter.lfs.required=true"]
+
+
+def git_status_with_lfs(clone) -> str:
+    return git(*LFS_FILTERS, "status", "--porcelain", cwd=clone)
+
+
+def push_without_git_lfs(remote, tmp_path, files: dict[str, bytes]) -> str:
+    """Commit and push files from a clone without git-lfs: pointers go up without objects."""
+    plain = tmp_path / "plain"
+    if not plain.exists():
+        clone_of(remote, plain)
+    for name, data in files.items():
+        (plain / name).parent.mkdir(parents=True, exist_ok=True)
+        (plain / name).write_bytes(data)
+        git("add", name, cwd=plain)
+    git("commit", "-q", "-m", "pushed without git-lfs", cwd=plain)
+    git("push", "-q", "origin", "main", cwd=plain)
+    return remote.head()
 
 
 # -- the sync status (MOUNTPOINT/.gitfs/status) -------------------------------------------

@@ -33,7 +33,7 @@ GITIGNORE = ".gitignore"
 # Anchor list: the Nextcloud desktop client's default sync-exclude.lst. Each entry:
 # (pattern, what writes it, whether the test suite runs that program and sees the name:
 # tests/mount/test_editors.py; the others are from the programs' documentation).
-# The README prints this table (tests/core/test_docs.py checks it).
+# The README prints this table (tests/cli/test_docs.py checks it).
 DEFAULT_IGNORED: tuple[tuple[str, str, bool], ...] = (
     (".*.sw[a-px]", "vim's swap file `.notes.txt.swp` (then `.swo` ... `.swa`) and its `.swx` probe; "
      "nano's lock file `.notes.txt.swp`", True),

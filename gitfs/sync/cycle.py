@@ -1,7 +1,9 @@
 """SyncCycle: one synchronous sync, commit -> fetch -> accept mine -> apply -> push.
 
-No thread and no timing here: the sync worker decides when a cycle runs, and a test
-runs one on two real clones and a bare remote. Local work (committing the working
+No timing here: the sync worker decides when a cycle runs, and a test runs one on two
+real clones and a bare remote. A cycle runs in its caller's thread; only final(), at
+unmount, pushes from a thread of its own, so that a remote that does not answer holds
+the unmount for a bounded time. Local work (committing the working
 tree, bringing the remote's changes into it) runs under SyncState.frozen(); fetch
 and push run outside it, so no FUSE call ever waits on the network.
 """
@@ -74,8 +76,7 @@ class OpenFiles:
 class SyncCycle:
     def __init__(self, repo: Repository, state: SyncState, jobs: PendingJobs, remote: RemoteLink, *,
                  signature: Callable[[], pygit2.Signature], open_files: OpenFiles,
-                 conflicts: Optional[MergeReport] = None, metrics: Optional[Metrics] = None,
-                 kernel: Optional[WorktreeKernelView] = None, ignore_rules: Optional[IgnoreRules] = None):
+                 conflicts: MergeReport, metrics: Metrics, kernel: WorktreeKernelView, ignore_rules: IgnoreRules):
         self.repo = repo
         self.state = state
         self.jobs = jobs
@@ -134,8 +135,7 @@ class SyncCycle:
             self.jobs.give_back(jobs)
             raise
         if oid is not None:
-            if self.metrics is not None:
-                self.metrics.commit(time.monotonic() - started)
+            self.metrics.commit(time.monotonic() - started)
             log.info("committed %s: %s", str(oid)[:10], message)
         return oid
 
@@ -174,7 +174,7 @@ class SyncCycle:
 
     def _follow_gitignores(self, changed: Collection[str]) -> None:
         """A .gitignore changed: its negations outrank GitFS's default rules (ignore.py)."""
-        if self.ignore_rules is not None and any(is_gitignore(path) for path in changed):
+        if any(is_gitignore(path) for path in changed):
             self.ignore_rules.refresh(self.repo.gitignore_paths() | {p for p in changed if is_gitignore(p)})
 
     # -- with the remote ----------------------------------------------------------
@@ -230,10 +230,8 @@ class SyncCycle:
         self._tell_kernel(applied)
         if conflicts:
             log.warning("conflicts resolved with the local version: %s", ", ".join(conflicts))
-            if self.metrics is not None:
-                self.metrics.conflicts(len(conflicts))
-            if self.conflict_report is not None:
-                self.conflict_report.conflicts(conflicts, remote_tip)
+            self.metrics.conflicts(len(conflicts))
+            self.conflict_report.conflicts(conflicts, remote_tip)
         return CycleResult(conflicts=tuple(conflicts))
 
     def _bring_in(self, old_tip: Optional[pygit2.Oid], new_tip: pygit2.Oid, message: str, *,
@@ -265,8 +263,7 @@ class SyncCycle:
     def _tell_kernel(self, applied: Applied) -> None:
         # Outside frozen(): telling the kernel takes its lock of each parent folder,
         # which a FUSE call in that folder may hold while it waits for frozen() to end.
-        if self.kernel is not None:
-            self.kernel.changed(applied.paths, applied.removed)
+        self.kernel.changed(applied.paths, applied.removed)
 
     def _rescue(self, local_tip: pygit2.Oid, remote_tip: pygit2.Oid) -> None:
         """The remote's branch was rewritten (force-push, or deleted and recreated): the
@@ -276,8 +273,7 @@ class SyncCycle:
         log.warning("the remote's branch %s was rewritten (now %s); the local work is replayed on it "
                     "and kept as it was on branch %s in %s", self.repo.branch, str(remote_tip)[:10], rescue.branch,
                     self.repo.path)
-        if self.conflict_report is not None:
-            self.conflict_report.rescued(rescue.branch, rescue.saved, timestamp=rescue.timestamp)
+        self.conflict_report.rescued(rescue.branch, rescue.saved, timestamp=rescue.timestamp)
 
     # -- at unmount ------------------------------------------------------------------
 

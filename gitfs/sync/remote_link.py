@@ -33,7 +33,7 @@ class StatusReport(Protocol):
 
 class RemoteLink:
     def __init__(self, repo: Repository, credentials: remote_ops.Credentials, *,
-                 status: Optional[StatusReport] = None, metrics: Optional[Metrics] = None):
+                 status: StatusReport, metrics: Metrics):
         self.repo = repo
         self._credentials = credentials
         self._status = status
@@ -71,10 +71,8 @@ class RemoteLink:
         except PushRejected as rejected:
             # Usually the remote moved and the caller merges and pushes again; a hook that
             # refuses every push says why here, in the status file.
-            if self._status is not None:
-                self._status.push_failed(str(rejected))
-            if self._metrics is not None:
-                self._metrics.push(False, took)
+            self._status.push_failed(str(rejected))
+            self._metrics.push(False, took)
             raise
         except RemoteError as error:
             self._report("push", error, took)
@@ -86,13 +84,12 @@ class RemoteLink:
         self._report("push", error)
 
     def _report(self, action: str, error: Optional[RemoteError], took: Optional[float] = None) -> None:
-        if self._metrics is not None and took is not None:  # None: no attempt of its own (push_failed)
+        if took is not None:  # None: no attempt of its own (push_failed)
             (self._metrics.fetch if action == "fetch" else self._metrics.push)(error is None, took)
-        if self._status is not None:
-            if error is None:
-                (self._status.fetch_ok if action == "fetch" else self._status.push_ok)()
-            else:
-                (self._status.fetch_failed if action == "fetch" else self._status.push_failed)(str(error))
+        if error is None:
+            (self._status.fetch_ok if action == "fetch" else self._status.push_ok)()
+        else:
+            (self._status.fetch_failed if action == "fetch" else self._status.push_failed)(str(error))
         with self._failing_lock:
             before, now = self._failing[action], (None if error is None else str(error))
             self._failing[action] = now

@@ -13,16 +13,14 @@ import pytest
 
 from gitfs.repo.accept_mine import replay_local_commits
 from gitfs.repo.repository import FILEMODE_EXEC, FILEMODE_LINK, Repository
-from helpers import Remote, git, stage_files
-
-COMMITTER = pygit2.Signature("GitFS", "gitfs@example.com", 1_700_000_000, 0)
+from helpers import COMMITTER, Remote, clone_of, git, stage_files
 
 
 class Local:
     """A plain clone acting as the mount's repository (commits made with git, never pushed)."""
 
     def __init__(self, remote: Remote, path):
-        git("clone", "-q", str(remote.bare), str(path))
+        clone_of(remote, path)
         self.path = path
         self.remote = remote
         self.repo = Repository(str(path), remote.branch)

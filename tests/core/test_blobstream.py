@@ -13,21 +13,10 @@ import pytest
 from gitfs.repo import blobstream
 from gitfs.repo.blobstream import CorruptObject
 from gitfs.repo.packindex import PackIndex
-from gitfs.repo.repository import Repository
-from helpers import Remote, git
+from helpers import CountingRepository, Remote, git
 
 SIZE = 2 * 1024 * 1024 + 333
 CHUNK = 128 * 1024
-
-
-class CountingRepository(Repository):
-    """A real Repository that counts how often libgit2 inflates a blob whole."""
-
-    whole_reads = 0
-
-    def blob_buffer(self, oid):
-        self.whole_reads += 1
-        return super().blob_buffer(oid)
 
 
 @pytest.fixture

@@ -8,22 +8,14 @@ import pygit2
 
 from gitfs.repo.conflicts import REF_PREFIX, ConflictLog, folder_name
 from gitfs.repo.repository import Repository
-from helpers import commit_with, git
+from helpers import FakeClock, clone_of, commit_with, git
 
 DAY = 86400
+NOW = 1_800_000_000  # the log's clock at the start of each test
 
 
-class Clock:
-    def __init__(self, now=1_800_000_000):
-        self.now = now
-
-    def __call__(self):
-        return self.now
-
-
-def clone_of(remote, path):
-    git("clone", "-q", str(remote.bare), str(path))
-    return Repository(str(path), remote.branch)
+def repo_of(remote, path):
+    return Repository(str(clone_of(remote, path)), remote.branch)
 
 
 def test_a_lost_version_is_logged_in_the_git_directory_and_survives_a_new_log(remote, tmp_path, local_timezone):
@@ -34,8 +26,8 @@ def test_a_lost_version_is_logged_in_the_git_directory_and_survives_a_new_log(re
         os.chmod(work / "dir/run.sh", 0o755)
         os.symlink("testing", work / "link")
     theirs = commit_with(remote, prepare, message="theirs")
-    repo = clone_of(remote, tmp_path / "clone")
-    clock = Clock()
+    repo = repo_of(remote, tmp_path / "clone")
+    clock = FakeClock(now=NOW)
     log = ConflictLog(repo, clock=clock)
     folder, when, kept = log.record(["testing", "dir/run.sh", "link", "gone.txt"], pygit2.Oid(hex=theirs))
     assert (folder, when) == ("2027-01-15_08-00-00", clock.now) == (folder_name(clock.now), clock.now)
@@ -52,9 +44,9 @@ def test_a_lost_version_is_logged_in_the_git_directory_and_survives_a_new_log(re
 
 
 def test_the_newest_100_or_the_last_30_days_whichever_is_more(remote, tmp_path):
-    repo = clone_of(remote, tmp_path / "clone")
+    repo = repo_of(remote, tmp_path / "clone")
     sha = pygit2.Oid(hex=remote.head())
-    clock = Clock()
+    clock = FakeClock(now=NOW)
     log = ConflictLog(repo, clock=clock)
     for _ in range(150):  # 150 in the last 30 days: all kept
         log.record(["testing"], sha)
@@ -72,8 +64,8 @@ def test_the_newest_100_or_the_last_30_days_whichever_is_more(remote, tmp_path):
 def test_refs_follow_the_log(remote, tmp_path):
     first = remote.head()
     second = remote.commit({"testing": "two\n"}, "two")
-    repo = clone_of(remote, tmp_path / "clone")
-    clock = Clock()
+    repo = repo_of(remote, tmp_path / "clone")
+    clock = FakeClock(now=NOW)
     log = ConflictLog(repo, keep_count=1, keep_days=1, clock=clock)
     log.record(["testing"], pygit2.Oid(hex=first))
     clock.now += 2 * DAY
@@ -85,18 +77,18 @@ def test_refs_follow_the_log(remote, tmp_path):
 def test_the_same_path_twice_in_one_second_keeps_the_later(remote, tmp_path):
     first = remote.head()
     second = remote.commit({"testing": "two\n"}, "two")
-    repo = clone_of(remote, tmp_path / "clone")
-    log = ConflictLog(repo, clock=Clock())
+    repo = repo_of(remote, tmp_path / "clone")
+    log = ConflictLog(repo, clock=FakeClock(now=NOW))
     log.record(["testing"], pygit2.Oid(hex=first))
     folder, _when, _kept = log.record(["testing"], pygit2.Oid(hex=second))
     assert log.files(folder) == {"testing": pygit2.Oid(hex=second)}
 
 
 def test_an_unreadable_log_is_started_afresh(remote, tmp_path, caplog):
-    repo = clone_of(remote, tmp_path / "clone")
+    repo = repo_of(remote, tmp_path / "clone")
     os.makedirs(tmp_path / "clone/.git/gitfs")
     (tmp_path / "clone/.git/gitfs/conflicts.json").write_text("{not json")
-    log = ConflictLog(repo, clock=Clock())
+    log = ConflictLog(repo, clock=FakeClock(now=NOW))
     assert log.entries() == [] and "conflicts.json" in caplog.text
     log.record(["testing"], pygit2.Oid(hex=remote.head()))
     assert len(ConflictLog(repo).entries()) == 1

@@ -1,23 +1,12 @@
 """Layer 1: commits grouped by local day for history/ (gitfs/repo/days.py), on real repositories."""
 
 import os
-import time
 
 import pytest
 
 from gitfs.repo.days import CommitDays, day_and_name
 from gitfs.repo.repository import Repository
-from helpers import Remote, git
-
-
-def commit_time(remote, sha):
-    return int(git("log", "-1", "--format=%ct", sha, cwd=remote.work))
-
-
-def expected(remote, sha):
-    """(day, folder name) computed here, independently of gitfs: local time, committer time."""
-    local = time.localtime(commit_time(remote, sha))
-    return time.strftime("%Y-%m-%d", local), time.strftime("%H-%M-%S", local) + "-" + sha[:10]
+from helpers import Remote, commit_time, git, history_folder
 
 
 def days_of(remote):
@@ -41,7 +30,7 @@ def dated(tmp_path, local_timezone):
 def test_days_newest_first_names_oldest_first(dated):
     _repo, days = days_of(dated)
     assert days.days() == ["2020-02-10", "2020-01-05", "2020-01-02"]
-    one, two, three, four = (expected(dated, sha) for sha in dated.shas)
+    one, two, three, four = (history_folder(dated, sha) for sha in dated.shas)
     assert days.names("2020-01-02") == [one[1], two[1]]
     assert days.names("2020-01-05") == [three[1]]
     assert days.names("2020-02-10") == [four[1]]
@@ -50,7 +39,7 @@ def test_days_newest_first_names_oldest_first(dated):
 
 def test_commit_lookup_needs_the_right_day_and_name(dated):
     _repo, days = days_of(dated)
-    day, name = expected(dated, dated.shas[1])
+    day, name = history_folder(dated, dated.shas[1])
     oid, when = days.commit(day, name)
     assert str(oid) == dated.shas[1]
     assert when == commit_time(dated, dated.shas[1])
@@ -104,8 +93,8 @@ def test_new_commits_appear_when_the_branch_moves(dated):
     sha = dated.commit({"f": "5"}, "five", date="2020-02-10T23:59:59+0000")  # same second as "four"
     sha6 = dated.commit({"f": "6"}, "six", date="2020-03-01T00:00:01+0000")
     assert days.days() == ["2020-03-01", "2020-02-10", "2020-01-05", "2020-01-02"]
-    assert days.names("2020-02-10") == [expected(dated, dated.shas[3])[1], expected(dated, sha)[1]]
-    assert days.names("2020-03-01") == [expected(dated, sha6)[1]]
+    assert days.names("2020-02-10") == [history_folder(dated, dated.shas[3])[1], history_folder(dated, sha)[1]]
+    assert days.names("2020-03-01") == [history_folder(dated, sha6)[1]]
 
 
 def test_rewritten_branch_is_reindexed(dated):
@@ -113,14 +102,14 @@ def test_rewritten_branch_is_reindexed(dated):
     assert "2020-02-10" in days.days()
     git("reset", "-q", "--hard", dated.shas[1], cwd=dated.work)
     assert days.days() == ["2020-01-02"]
-    assert days.commit(*expected(dated, dated.shas[3])) is None
+    assert days.commit(*history_folder(dated, dated.shas[3])) is None
     (dated.work / "g").write_text("new")
     git("add", "g", cwd=dated.work)
     env = dict(os.environ, GIT_COMMITTER_DATE="2020-01-07T10:00:00+0000")
     git("commit", "-q", "-m", "other line", cwd=dated.work, env=env)
     amended = git("rev-parse", "HEAD", cwd=dated.work).strip()
     assert days.days() == ["2020-01-07", "2020-01-02"]
-    assert days.names("2020-01-07") == [expected(dated, amended)[1]]
+    assert days.names("2020-01-07") == [history_folder(dated, amended)[1]]
 
 
 def test_same_second_commits_are_listed_parents_first(tmp_path, local_timezone):
@@ -133,7 +122,7 @@ def test_same_second_commits_are_listed_parents_first(tmp_path, local_timezone):
 
 def test_spans_entries_and_newest_time_follow_the_branch(dated):
     _repo, days = days_of(dated)
-    one, two, three, four = (expected(dated, sha) for sha in dated.shas)
+    one, two, three, four = (history_folder(dated, sha) for sha in dated.shas)
     times = [commit_time(dated, sha) for sha in dated.shas]
     assert days.spans() == [("2020-02-10", (times[3], times[3])), ("2020-01-05", (times[2], times[2])),
                             ("2020-01-02", (times[0], times[1]))]
@@ -142,7 +131,7 @@ def test_spans_entries_and_newest_time_follow_the_branch(dated):
     assert days.newest_time() == times[3]
     # The sorted days are cached: a new commit must still show at once.
     sha = dated.commit({"f": "5"}, "five", date="2020-03-01T12:00:00+0000")
-    day, name = expected(dated, sha)
+    day, name = history_folder(dated, sha)
     assert days.days()[0] == day == "2020-03-01"
     assert days.spans()[0][0] == day and days.entries(day) == [(name, commit_time(dated, sha))]
     assert days.newest_time() == commit_time(dated, sha)
@@ -152,11 +141,11 @@ def test_a_commit_by_any_unique_prefix_of_its_id(dated):
     _repo, days = days_of(dated)
     for sha in dated.shas:
         for length in (7, 8, 12, 40):
-            assert days.by_prefix(sha[:length]) == expected(dated, sha), (sha, length)
+            assert days.by_prefix(sha[:length]) == history_folder(dated, sha), (sha, length)
     assert days.by_prefix(dated.shas[0][:6]) is None  # too short to name a commit
     assert days.by_prefix("0" * 40) is None or "0" * 40 in dated.shas
     sha = dated.commit({"f": "5"}, "five", date="2020-03-01T00:00:01+0000")
-    assert days.by_prefix(sha[:7]) == expected(dated, sha)  # a new commit is found at once
+    assert days.by_prefix(sha[:7]) == history_folder(dated, sha)  # a new commit is found at once
     git("reset", "-q", "--hard", dated.shas[1], cwd=dated.work)
     assert days.by_prefix(sha[:7]) is None  # no longer on the branch
     assert days.by_prefix(dated.shas[3]) is None

@@ -7,45 +7,23 @@ working tree holds — what `git add -A` would commit — on the first try.
 """
 
 import os
-import shutil
 import subprocess
 
 import pygit2
 import pytest
 
-from gitfs.repo.credentials import Credentials
 from gitfs.repo.repository import Repository
-from gitfs.sync.cycle import OpenFiles, SyncCycle
-from gitfs.sync.jobs import CommitJob, PendingJobs
-from gitfs.sync.remote_link import RemoteLink
-from gitfs.sync.state import SyncState
-from helpers import git
+from helpers import COMMITTER, git, ls_tree, worktree_tree
 
-COMMITTER = pygit2.Signature("GitFS", "gitfs@example.com", 1_700_000_000, 0)
 KEEP = ".keep"
 
 
 @pytest.fixture
-def clone(remote, tmp_path):
+def remote(remote):
+    """The remote of conftest.py with a tree of folders (what the `clone` fixture clones)."""
     remote.commit({"scripts/run.sh": "echo run\n", "scripts/lib/util.sh": "echo util\n",
                    "a/b/c/deep.txt": "deep\n", "docs/x.txt": "x\n", "other/y.txt": "y\n"}, "tree")
-    path = tmp_path / "clone"
-    git("clone", "-q", str(remote.bare), str(path))
-    return path
-
-
-def worktree_tree(path) -> dict[str, str]:
-    """{path: blob sha} of what `git add -A` would commit, computed by git itself in a copy."""
-    copy = path.parent / "add-all"
-    shutil.rmtree(copy, ignore_errors=True)
-    shutil.copytree(path, copy, symlinks=True)
-    git("add", "-A", cwd=copy)
-    return ls_tree(copy, git("write-tree", cwd=copy).strip())
-
-
-def ls_tree(path, rev: str) -> dict[str, str]:
-    out = git("ls-tree", "-r", rev, cwd=path)
-    return {line.split("\t", 1)[1]: line.split()[2] for line in out.splitlines()}
+    return remote
 
 
 def stage_and_commit(path, paths: list[str], message="batch") -> pygit2.Oid:
@@ -176,28 +154,6 @@ def test_stage_everything_keeps_a_tracked_file_that_is_now_ignored(clone):
     committed = ls_tree(clone, str(repo.commit_index("everything", COMMITTER)))
     assert committed == worktree_tree(clone)
     assert "docs/x.txt" in committed
-
-
-class StagingFails(Repository):
-    """A clone whose single-path staging fails, as a bug in it would: a fault injected
-    in front of the real repository to show that the sync worker's way out holds."""
-
-    def stage_paths(self, paths):
-        raise pygit2.GitError("index does not contain tools/run.sh at stage 0")
-
-
-def test_a_failing_stage_commits_the_whole_working_tree_and_logs_an_error(clone, caplog):
-    repo = StagingFails(str(clone), "main")
-    cycle = SyncCycle(repo, SyncState(idle_after=60), PendingJobs(), RemoteLink(repo, Credentials()),
-                      signature=lambda: COMMITTER, open_files=OpenFiles(paths=set, dirty_paths=list))
-    write(clone, "scripts/run.sh", "echo more\n", "a")
-    os.rename(clone / "scripts", clone / "tools")
-    expected = worktree_tree(clone)
-    with caplog.at_level("ERROR"):
-        oid = cycle.commit_everything(lambda paths: [CommitJob("Update", add=tuple(paths))])
-    assert oid is not None and ls_tree(clone, str(oid)) == expected
-    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
-    assert len(errors) == 1 and "index does not contain" in errors[0] and "tools/run.sh" in errors[0]
 
 
 def make_long_path(root, total: int) -> str:

@@ -21,8 +21,7 @@ from gitfs.lfs.errors import ObjectCorrupt, ObjectMissing, ObjectPending, Unsupp
 from gitfs.lfs.pointer import Pointer
 from gitfs.lfs.store import ObjectStore, standalone_store
 from gitfs.lfs.transfer import StandaloneTransfer
-from helpers import git
-from lfs.conftest import LfsRemote, git_lfs, lfs_clone, require_git_lfs
+from helpers import LFS_BIG, LfsRemote, clone_of, git, git_lfs, lfs_clone, require_git_lfs
 
 OID = "4" * 64
 V1 = "https://git-lfs.github.com/spec/v1"
@@ -160,7 +159,7 @@ def test_objects_copied_to_a_path_remote_reach_git_lfs_clones(lfs_remote, tmp_pa
     """An object GitFS copies into a path remote's store, with its pointer pushed by plain
     git, is what a fresh `git clone` + `git lfs pull` checks out."""
     plain = tmp_path / "plain"
-    git("clone", "-q", str(lfs_remote.bare), str(plain))  # no git-lfs in it: pointers stay pointers
+    clone_of(lfs_remote, plain)  # no git-lfs in it: pointers stay pointers
     local = ObjectStore.of_clone(str(plain / ".git"))
     content = os.urandom(300_000)
     made = local.add(io.BytesIO(content))
@@ -172,7 +171,7 @@ def test_objects_copied_to_a_path_remote_reach_git_lfs_clones(lfs_remote, tmp_pa
 
     fresh = lfs_clone(str(lfs_remote.bare), tmp_path / "fresh")
     assert (fresh / "photo.bin").read_bytes() == content
-    assert (fresh / "big.bin").read_bytes() == bytes(range(256)) * 8192
+    assert (fresh / "big.bin").read_bytes() == LFS_BIG
 
 
 def test_lfs_paths_from_attributes(lfs_remote, tmp_path):

@@ -5,8 +5,7 @@ from __future__ import annotations
 import shutil
 
 from gitfs.lfs import pointer
-from helpers import git, wait_for
-from lfs.test_lfs_read import BIG
+from helpers import LFS_BIG, git, wait_for
 
 
 def test_lfs_off_shows_pointers(lfs_remote, mount_gitfs):
@@ -28,7 +27,7 @@ def _move_store(lfs_remote, tmp_path):
 def test_lfs_url_option_names_the_store(lfs_remote, mount_gitfs, tmp_path):
     elsewhere = _move_store(lfs_remote, tmp_path)
     mount = mount_gitfs(lfs_remote, lfs_url=f"file://{elsewhere}")
-    assert (mount.current / "big.bin").read_bytes() == BIG
+    assert (mount.current / "big.bin").read_bytes() == LFS_BIG
     (mount.current / "new.bin").write_bytes(b"new content\n" * 50)
     wait_for(lambda: "new.bin" in lfs_remote.files(), timeout=60, message="new.bin on the remote")
     made = pointer.parse(lfs_remote.show("new.bin"))
@@ -42,4 +41,4 @@ def test_committed_lfsconfig_names_the_store(lfs_remote, mount_gitfs, tmp_path):
     lfs_remote.commit_staged("objects live elsewhere", push=False)
     git("push", "-q", "--no-verify", "origin", "main", cwd=lfs_remote.work)  # git-lfs's hook: nothing to send
     mount = mount_gitfs(lfs_remote)
-    assert (mount.current / "big.bin").read_bytes() == BIG
+    assert (mount.current / "big.bin").read_bytes() == LFS_BIG

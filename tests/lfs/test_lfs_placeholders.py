@@ -11,9 +11,7 @@ import os
 from gitfs.lfs import checkout, pointer
 from gitfs.lfs import setup as lfs_setup
 from gitfs.repo.repository import Repository
-from helpers import git
-from lfs.test_lfs_read import BIG
-from lfs.test_lfs_write import git_status_with_lfs
+from helpers import LFS_BIG, git, git_status_with_lfs
 
 
 def test_placeholders_get_their_content_only_where_the_pointer_still_is(lfs_remote, tmp_path):
@@ -32,7 +30,7 @@ def test_placeholders_get_their_content_only_where_the_pointer_still_is(lfs_remo
     assert set(lfs.placeholders()) == {"big.bin", "small.bin"}
     root = os.open(clone, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        assert checkout.shown_size(lfs, root, "big.bin", len(big_text)) == len(BIG)  # what current/ shows
+        assert checkout.shown_size(lfs, root, "big.bin", len(big_text)) == len(LFS_BIG)  # what current/ shows
         (clone / "small.bin").write_bytes(b"the user's own\n")  # changed meanwhile: stays so
         assert checkout.shown_size(lfs, root, "small.bin", 15) is None
     finally:
@@ -51,7 +49,7 @@ def test_placeholders_get_their_content_only_where_the_pointer_still_is(lfs_remo
 
     assert checkout.fill_placeholders(repo, frozen) == ["big.bin"]
     assert freezes == [True]
-    assert (clone / "big.bin").read_bytes() == BIG
+    assert (clone / "big.bin").read_bytes() == LFS_BIG
     assert (clone / "small.bin").read_bytes() == b"the user's own\n"
     assert lfs.placeholders() == {}
     assert checkout.fill_placeholders(repo, frozen) == [] and freezes == [True]  # nothing left: no freeze

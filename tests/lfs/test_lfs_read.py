@@ -15,9 +15,7 @@ import subprocess
 import pytest
 
 from gitfs.lfs import pointer
-from helpers import git, gitfs_argv, wait_for
-
-BIG = bytes(range(256)) * 8192  # the lfs_remote fixture's big.bin
+from helpers import LFS_BIG, gitfs_argv, push_without_git_lfs, wait_for
 
 
 def test_history_shows_lfs_content_and_size(lfs_remote, mount_gitfs):
@@ -26,18 +24,18 @@ def test_history_shows_lfs_content_and_size(lfs_remote, mount_gitfs):
     mount = mount_gitfs(lfs_remote)
     folder = mount.history / sha[:7]
     clone_object = mount.repo_path / ".git" / "lfs" / "objects" / big.oid[:2] / big.oid[2:4] / big.oid
-    assert os.stat(folder / "big.bin").st_size == len(BIG)
+    assert os.stat(folder / "big.bin").st_size == len(LFS_BIG)
     assert {name: os.stat(folder / name).st_size for name in os.listdir(folder)} == {
-        ".gitattributes": len(lfs_remote.show(".gitattributes")), "big.bin": len(BIG), "small.bin": 5,
+        ".gitattributes": len(lfs_remote.show(".gitattributes")), "big.bin": len(LFS_BIG), "small.bin": 5,
         "notes.txt": 6}
-    assert (folder / "big.bin").read_bytes() == BIG
+    assert (folder / "big.bin").read_bytes() == LFS_BIG
     assert (folder / "small.bin").read_bytes() == b"tiny\n"
     assert (folder / "notes.txt").read_bytes() == b"plain\n"
-    assert clone_object.read_bytes() == BIG  # in git-lfs's layout
+    assert clone_object.read_bytes() == LFS_BIG  # in git-lfs's layout
     # Reads at an offset come from the object, as `dd` would do them.
     with open(folder / "big.bin", "rb") as handle:
         handle.seek(1_000_000)
-        assert handle.read(300) == BIG[1_000_000:1_000_300]
+        assert handle.read(300) == LFS_BIG[1_000_000:1_000_300]
 
 
 def test_versions_show_each_lfs_version(lfs_remote, mount_gitfs):
@@ -48,25 +46,11 @@ def test_versions_show_each_lfs_version(lfs_remote, mount_gitfs):
     clone_object = mount.repo_path / ".git" / "lfs" / "objects" / first.oid[:2] / first.oid[2:4] / first.oid
     versions = mount.path / ".gitfs" / "versions" / "big.bin"
     sizes = {os.stat(versions / name).st_size: name for name in os.listdir(versions)}  # made in one second
-    assert sorted(sizes) == [1500, len(BIG)]
+    assert sorted(sizes) == [1500, len(LFS_BIG)]
     assert not clone_object.exists()
-    assert (versions / sizes[len(BIG)]).read_bytes() == BIG
-    assert clone_object.read_bytes() == BIG
+    assert (versions / sizes[len(LFS_BIG)]).read_bytes() == LFS_BIG
+    assert clone_object.read_bytes() == LFS_BIG
     assert (versions / sizes[1500]).read_bytes() == b"second version\n" * 100
-
-
-def push_without_git_lfs(remote, tmp_path, files: dict[str, bytes]) -> str:
-    """Commit and push files from a clone without git-lfs: pointers go up without objects."""
-    plain = tmp_path / "plain"
-    if not plain.exists():
-        git("clone", "-q", str(remote.bare), str(plain))
-    for name, data in files.items():
-        (plain / name).parent.mkdir(parents=True, exist_ok=True)
-        (plain / name).write_bytes(data)
-        git("add", name, cwd=plain)
-    git("commit", "-q", "-m", "pushed without git-lfs", cwd=plain)
-    git("push", "-q", "origin", "main", cwd=plain)
-    return remote.head()
 
 
 def test_a_missing_object_reads_as_eio_and_is_reported(lfs_remote, mount_gitfs, tmp_path):
@@ -82,7 +66,7 @@ def test_a_missing_object_reads_as_eio_and_is_reported(lfs_remote, mount_gitfs, 
         with pytest.raises(OSError) as raised:
             path.read_bytes()
         assert raised.value.errno == errno.EIO
-    assert (mount.history / sha[:7] / "big.bin").read_bytes() == BIG
+    assert (mount.history / sha[:7] / "big.bin").read_bytes() == LFS_BIG
 
     lines = [line for line in mount.log_text().splitlines() if ghost.oid in line]
     assert len(lines) == 1 and "ghost.bin" in lines[0] and " ERROR " in lines[0], lines

@@ -14,14 +14,17 @@ import signal
 import pytest
 
 from gitfs.lfs import pointer
-from helpers import git, read_status, wait_for, wait_synced
-from lfs.conftest import git_lfs, lfs_clone
-from lfs.test_lfs_read import BIG, push_without_git_lfs
-
-# git's own view of the clone with git-lfs's filters given on the command line: the
-# mount's clone is left as GitFS made it.
-LFS_FILTERS = ["-c", "filter.lfs.clean=git-lfs clean -- %f", "-c", "filter.lfs.smudge=git-lfs smudge -- %f",
-               "-c", "filter.lfs.process=git-lfs filter-process", "-c", "filter.lfs.required=true"]
+from helpers import (
+    LFS_BIG,
+    git,
+    git_lfs,
+    git_status_with_lfs,
+    lfs_clone,
+    push_without_git_lfs,
+    read_status,
+    wait_for,
+    wait_synced,
+)
 
 
 def metric(mount, sample: str) -> float:
@@ -33,15 +36,11 @@ def metric(mount, sample: str) -> float:
     raise AssertionError(f"no {sample} in the metrics")
 
 
-def git_status_with_lfs(clone) -> str:
-    return git(*LFS_FILTERS, "status", "--porcelain", cwd=clone)
-
-
 def test_current_holds_content_and_nothing_is_committed(lfs_remote, mount_gitfs):
     head = lfs_remote.head()
     mount = mount_gitfs(lfs_remote)
-    assert os.stat(mount.current / "big.bin").st_size == len(BIG)
-    assert (mount.current / "big.bin").read_bytes() == BIG
+    assert os.stat(mount.current / "big.bin").st_size == len(LFS_BIG)
+    assert (mount.current / "big.bin").read_bytes() == LFS_BIG
     assert (mount.current / "small.bin").read_bytes() == b"tiny\n"
     wait_synced(mount)
     assert lfs_remote.head() == head  # content in the working tree is not a change
@@ -97,7 +96,7 @@ def test_max_size_is_not_for_lfs_files(lfs_remote, mount_gitfs):
 
 def test_remote_changes_arrive_as_content(lfs_remote, mount_gitfs):
     mount = mount_gitfs(lfs_remote)
-    assert (mount.current / "big.bin").read_bytes() == BIG
+    assert (mount.current / "big.bin").read_bytes() == LFS_BIG
     changed = b"changed by the other person\n" * 5000
     lfs_remote.commit({"big.bin": changed, "more/added.bin": b"added\n" * 100}, "other side")
     wait_for(lambda: (mount.current / "big.bin").read_bytes() == changed, timeout=60,

@@ -13,7 +13,7 @@ import os
 import subprocess
 import time
 
-from helpers import git, wait_for
+from helpers import errno_of, git, wait_for
 
 FETCH_TIMEOUT = 1.0
 SHOWN_WITHIN = FETCH_TIMEOUT + 1.0  # after GitFS applied the change to its clone
@@ -23,14 +23,6 @@ def applied(mount, sha: str) -> None:
     """Wait (as long as the sync needs on a busy machine) until the clone's branch is at sha."""
     wait_for(lambda: git("rev-parse", "main", cwd=mount.repo_path, check=False).strip() == sha,
              timeout=60, message=f"the clone at {sha[:10]}")
-
-
-def errno_of(call) -> int:
-    try:
-        call()
-    except OSError as error:
-        return error.errno
-    return 0
 
 
 def test_a_remote_change_to_a_same_size_file_shows(remote, mount_gitfs):
@@ -77,8 +69,8 @@ def test_a_remote_folder_rename_and_deletion_show(remote, mount_gitfs):
                 and not os.path.exists(current / "old") and not os.path.exists(current / "gone.txt"))
 
     wait_for(shown, timeout=SHOWN_WITHIN, message="the rename and the deletion in current/")
-    assert errno_of(lambda: os.stat(current / "old" / "a.txt")) == errno.ENOENT
-    assert errno_of(lambda: open(current / "old" / "deep" / "b.txt", "rb")) == errno.ENOENT
+    assert errno_of(os.stat, current / "old" / "a.txt") == errno.ENOENT
+    assert errno_of(open, current / "old" / "deep" / "b.txt", "rb") == errno.ENOENT
     assert (current / "new" / "a.txt").read_text() == "a\n"
     assert (current / "new" / "deep" / "b.txt").read_text() == "b\n"
     # The names the kernel had cached are free again: creating them works as on a disk.

@@ -11,30 +11,13 @@ import pwd
 import shutil
 import stat
 import subprocess
-import time
 
 import pytest
 
-from helpers import Remote, commit_with, git, wait_for
+from helpers import Remote, commit_time, commit_with, errno_of, history_folder, wait_for
 
 SUBMODULE_SHA = "1234567890abcdef1234567890abcdef12345678"
 CHUNK = 128 * 1024
-
-
-def errno_of(call, *args, **kwargs):
-    with pytest.raises(OSError) as caught:
-        call(*args, **kwargs)
-    return caught.value.errno
-
-
-def commit_time(remote, sha):
-    return int(git("--git-dir", str(remote.bare), "log", "-1", "--format=%ct", sha))
-
-
-def folder(remote, sha):
-    """history/<day>/<name> of a commit, computed here: local time, committer time."""
-    local = time.localtime(commit_time(remote, sha))
-    return time.strftime("%Y-%m-%d", local), time.strftime("%H-%M-%S-", local) + sha[:10]
 
 
 def read_in_chunks(path, chunk=CHUNK):
@@ -93,7 +76,7 @@ def rich(tmp_path, local_timezone):
 
 
 def commit_dir(mount, remote, sha):
-    day, name = folder(remote, sha)
+    day, name = history_folder(remote, sha)
     return mount.history / day / name
 
 
@@ -183,7 +166,7 @@ def test_git_dir_is_hidden_from_current(remote, mount_gitfs):
 
 def test_history_days_newest_first_commits_oldest_first_in_local_time(rich, mount_gitfs):
     mount = mount_gitfs(rich)
-    folders = [folder(rich, sha) for sha in (rich.c1, rich.c2, rich.c3, rich.c4)]
+    folders = [history_folder(rich, sha) for sha in (rich.c1, rich.c2, rich.c3, rich.c4)]
     assert folders[0] == ("2020-01-01", "21-00-00-" + rich.c1[:10])  # local, not UTC
     assert os.listdir(mount.history) == ["2020-03-15", "2020-01-02", "2020-01-01"]
     assert os.listdir(mount.history / "2020-01-01") == [folders[0][1]]
@@ -275,8 +258,8 @@ def test_big_file_read_in_128k_chunks_from_history(rich, mount_gitfs):
 
 def test_unknown_dates_commits_and_paths_are_enoent(rich, mount_gitfs):
     mount = mount_gitfs(rich)
-    day1, name1 = folder(rich, rich.c1)
-    day2, name2 = folder(rich, rich.c2)
+    day1, name1 = history_folder(rich, rich.c1)
+    day2, name2 = history_folder(rich, rich.c2)
     wrong_sha = name1[:9] + "0123456789" if name1[9:] != "0123456789" else name1[:9] + "fedcba9876"
     missing = [
         "2020-01-03",  # a well-formed day without commits
@@ -331,7 +314,7 @@ def mutations(base, existing_file, existing_dir):
 
 def test_every_mutation_under_history_is_erofs(rich, mount_gitfs):
     mount = mount_gitfs(rich)
-    day, name = folder(rich, rich.c1)
+    day, name = history_folder(rich, rich.c1)
     commit = mount.history / day / name
     levels = [
         (mount.history, mount.history / day, mount.history / day),  # history/ itself
@@ -361,7 +344,7 @@ def test_history_follows_new_commits_on_the_remote(remote, mount_gitfs):
     (old_day,) = os.listdir(mount.history)
     assert len(os.listdir(mount.history / old_day)) == 1
     sha = remote.commit({"fresh": "new\n"}, "fresh")
-    day, name = folder(remote, sha)
+    day, name = history_folder(remote, sha)
 
     def listed():
         return day in os.listdir(mount.history) and name in os.listdir(mount.history / day)
@@ -376,7 +359,7 @@ def test_big_history_folder_lists_every_entry_with_its_attributes(remote, mount_
     files = {f"many/f{number:04d}.txt": "x" * (number % 97) for number in range(1500)}
     sha = remote.commit(files, "many files")
     mount = mount_gitfs(remote)
-    day, name = folder(remote, sha)
+    day, name = history_folder(remote, sha)
     many = mount.history / day / name / "many"
     for _ in range(2):  # the second listing comes from the same kernel inodes
         listed = sorted(os.listdir(many))

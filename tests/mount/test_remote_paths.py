@@ -14,19 +14,11 @@ import os
 import subprocess
 
 import pygit2
-import pytest
 
 from helpers import wait_for
 
 DEEP = "/".join(f"d{i:02d}_" + "x" * 196 for i in range(20)) + "/deep.txt"  # 4,028 bytes
 LONG_NAME = "folder/" + "n" * 300
-
-
-@pytest.fixture(params=["openat2", "walk"])
-def resolver(request, monkeypatch):
-    if request.param == "walk":
-        monkeypatch.setenv("GITFS_NO_OPENAT2", "1")
-    return request.param
 
 
 def colleague_push(remote, files: dict[str, bytes], message: str) -> None:

@@ -22,13 +22,6 @@ from helpers import git, wait_for
 REFUSED = (errno.ELOOP, errno.ENOENT)
 
 
-@pytest.fixture(params=["openat2", "walk"])
-def resolver(request, monkeypatch):
-    if request.param == "walk":
-        monkeypatch.setenv("GITFS_NO_OPENAT2", "1")
-    return request.param
-
-
 def refused(call, *args) -> None:
     with pytest.raises(OSError) as raised:
         call(*args)

@@ -3,7 +3,7 @@ offline and back, unmount and kill -9 with pending changes, two mounts convergin
 
 The "other person" is the Remote's plain git clone. Not tested here: a server-side hook
 refusing the push: libgit2 pushes to a local path by writing the objects itself, so no
-hook runs; tests/core covers the rejected-push handling.
+hook runs; tests/sync covers the rejected-push handling.
 """
 
 import json

@@ -12,19 +12,13 @@ import time
 
 import pytest
 
-from helpers import commit_with, git, wait_for
+from helpers import commit_with, errno_of, git, wait_for
 
 
 def version_name(remote, sha):
     """YYYY-MM-DD_HH-MM-SS-<10 hex>, computed here: local time, committer time."""
     when = int(git("--git-dir", str(remote.bare), "log", "-1", "--format=%ct", sha))
     return time.strftime("%Y-%m-%d_%H-%M-%S-", time.localtime(when)) + sha[:10]
-
-
-def errno_of(call, *args):
-    with pytest.raises(OSError) as raised:
-        call(*args)
-    return raised.value.errno
 
 
 @pytest.fixture

@@ -20,9 +20,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from lfs.conftest import LfsRemote, require_git_lfs
 
-from helpers import wait_for
+from helpers import LFS_FILES, LfsRemote, require_git_lfs, wait_for
 from servers import (
     GIT_HTTP_BACKEND,
     HTTP_PASSWORD,
@@ -179,8 +178,7 @@ def lfs_http(request, tmp_path, tmp_path_factory, test_ca):
         credentials.write_text(http_url.replace("://", f"://{HTTP_USER}:{HTTP_PASSWORD}@").rsplit("/", 2)[0] + "\n")
         run("git", "-C", remote.work, "remote", "set-url", "origin", http_url)
         run("git", "-C", remote.work, "config", "credential.helper", f"store --file={credentials}")
-        remote.commit({"big.bin": bytes(range(256)) * 8192, "small.bin": b"tiny\n", "notes.txt": "plain\n"},
-                      "LFS files")
+        remote.commit(LFS_FILES, "LFS files")
 
         class Rig:
             pass

@@ -17,17 +17,12 @@ import os
 from types import SimpleNamespace
 
 import pytest
-from lfs.conftest import git_lfs
-from lfs.test_lfs_write import git_status_with_lfs
 
 from gitfs.lfs import pointer
-from helpers import git, read_status, wait_for, wait_synced
+from helpers import LFS_BIG, git, git_lfs, git_status_with_lfs, read_status, wait_for, wait_synced
 from servers import HTTP_PASSWORD, HTTP_USER
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is missing")
-
-BIG = bytes(range(256)) * 8192  # the lfs_http fixture's big.bin
-
 
 def over(url: str, lfs_http) -> SimpleNamespace:
     """The remote as mount_gitfs and wait_synced see it: reached at url."""
@@ -52,8 +47,8 @@ def test_content_pushed_by_git_lfs_reads_right_over_http(lfs_http, mount_gitfs):
     assert (mount.current / "big.bin").read_bytes() == changed
     assert (mount.current / "small.bin").read_bytes() == b"tiny\n"
     old = mount.history / first[:7] / "big.bin"  # an older commit's object: fetched on first open
-    assert os.stat(old).st_size == len(BIG)
-    assert old.read_bytes() == BIG
+    assert os.stat(old).st_size == len(LFS_BIG)
+    assert old.read_bytes() == LFS_BIG
     assert any("/org/remote.git/info/lfs/objects/batch" in line and f"{HTTP_USER} " in line
                for line in access_log(lfs_http))
 
@@ -61,7 +56,7 @@ def test_content_pushed_by_git_lfs_reads_right_over_http(lfs_http, mount_gitfs):
 def test_content_reads_right_over_https_with_the_test_ca(lfs_http, mount_gitfs):
     mount = mount_gitfs(over(lfs_http.https_url, lfs_http), username=HTTP_USER, password=HTTP_PASSWORD,
                         ssl_ca_file=lfs_http.ca.cert)
-    assert (mount.current / "big.bin").read_bytes() == BIG
+    assert (mount.current / "big.bin").read_bytes() == LFS_BIG
     assert (mount.history / lfs_http.remote.head()[:7] / "small.bin").read_bytes() == b"tiny\n"
 
 
@@ -85,7 +80,7 @@ def test_written_files_go_to_giftless_and_git_lfs_gets_them(lfs_http, mount_gitf
     git_lfs("install", "--local", cwd=clone)
     git_lfs("pull", cwd=clone)
     assert (clone / "new.bin").read_bytes() == content
-    assert (clone / "big.bin").read_bytes() == BIG
+    assert (clone / "big.bin").read_bytes() == LFS_BIG
 
 
 def lfs_credentials(lfs_http):
@@ -132,15 +127,15 @@ def test_files_left_as_pointers_get_their_content_once_the_server_answers(lfs_ht
     with pytest.raises(OSError) as raised:
         (mount.current / "big.bin").read_bytes()
     assert raised.value.errno == errno.EIO
-    assert os.stat(mount.current / "big.bin").st_size == len(BIG)  # the object's size, as `ls -l` shows it
+    assert os.stat(mount.current / "big.bin").st_size == len(LFS_BIG)  # the object's size, as `ls -l` shows it
     assert {entry["path"] for entry in read_status(mount)["lfs_missing"]} == {"big.bin", "small.bin"}
     (mount.current / "hello.txt").write_text("written while the LFS server is down\n")
     wait_for(lambda: "hello.txt" in lfs_http.remote.files(), timeout=60, message="hello.txt on the remote")
 
     lfs_http.giftless.start()
-    wait_for(lambda: content_or_none(mount.current / "big.bin") == BIG, timeout=60,
+    wait_for(lambda: content_or_none(mount.current / "big.bin") == LFS_BIG, timeout=60,
              message="big.bin's content in current/")
-    assert os.stat(mount.current / "big.bin").st_size == len(BIG)
+    assert os.stat(mount.current / "big.bin").st_size == len(LFS_BIG)
     assert (mount.current / "small.bin").read_bytes() == b"tiny\n"
     wait_for(lambda: read_status(mount)["lfs_missing"] == [], timeout=30, message="the reports gone")
     wait_synced(mount)
@@ -229,7 +224,7 @@ def test_a_committed_lfsconfig_for_another_host_gets_no_password(lfs_http, mount
 def test_ssh_remote_gets_its_lfs_server_from_git_lfs_authenticate(lfs_ssh, ssh_keys, mount_gitfs):
     remote = lfs_ssh.http.remote
     mount = mount_gitfs(SimpleNamespace(url=lfs_ssh.url, head=remote.head), ssh_key=ssh_keys.plain.private)
-    assert (mount.current / "big.bin").read_bytes() == BIG
+    assert (mount.current / "big.bin").read_bytes() == LFS_BIG
     content = os.urandom(150_000)
     (mount.current / "over-ssh.bin").write_bytes(content)
     wait_for(lambda: "over-ssh.bin" in remote.files(), timeout=60, message="over-ssh.bin on the remote")

@@ -5,12 +5,16 @@ person's clone pushes to, sometimes right between our fetch and our push.
 """
 
 import logging
+import os
+from pathlib import Path
 
+import pygit2
 import pytest
 
 from gitfs.repo.errors import RemoteError
-from helpers import git, stage_files
-from sync.conftest import make_rig
+from gitfs.repo.repository import Repository
+from gitfs.sync.jobs import CommitJob
+from helpers import git, ls_tree, make_rig, stage_files, worktree_tree
 
 
 def test_a_write_is_committed_and_pushed(rig):
@@ -140,3 +144,37 @@ def test_a_rewritten_remote_branch_saves_the_local_history_as_a_rescue_not_a_con
     [rescue] = state["rescues"]
     assert rescue["saved_commit"] == dropped and rescue["branch"].startswith("gitfs-rescue-")
     assert git("rev-parse", rescue["branch"], cwd=rig.path).strip() == dropped
+
+
+class StagingFails(Repository):
+    """A clone whose single-path staging fails, as a bug in it would: a fault injected
+    in front of the real repository to show that the sync worker's way out holds."""
+
+    def stage_paths(self, paths):
+        raise pygit2.GitError("index does not contain tools/run.sh at stage 0")
+
+
+def test_a_failing_stage_commits_the_whole_working_tree_and_logs_an_error(remote, tmp_path, caplog):
+    remote.commit({"scripts/run.sh": "echo run\n", "scripts/lib/util.sh": "echo util\n"}, "scripts")
+    rig = make_rig(remote, tmp_path / "clone", repository=StagingFails)
+    clone = Path(rig.path)
+    with open(clone / "scripts/run.sh", "a") as handle:
+        handle.write("echo more\n")
+    os.rename(clone / "scripts", clone / "tools")
+    expected = worktree_tree(clone)
+    with caplog.at_level("ERROR"):
+        oid = rig.cycle.commit_everything(lambda paths: [CommitJob("Update", add=tuple(paths))])
+    assert oid is not None and ls_tree(clone, str(oid)) == expected
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert len(errors) == 1 and "index does not contain" in errors[0] and "tools/run.sh" in errors[0]
+
+
+def test_the_kernel_is_told_what_the_remote_s_change_replaced(rig):
+    rig.remote.commit({"theirs/new.txt": "theirs\n", "testing": "their edit\n"}, "theirs")
+    rig.cycle.run()
+    assert rig.read("testing") == "their edit\n"
+    ((paths, removed),) = rig.kernel.told
+    assert paths == {"theirs/new.txt", "testing"}
+    assert "testing" in removed  # written anew: a new inode behind the old name
+    rig.cycle.run()  # nothing new: nothing to tell
+    assert len(rig.kernel.told) == 1

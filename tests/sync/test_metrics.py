@@ -5,7 +5,7 @@ import pytest
 
 from gitfs.repo.errors import RemoteError
 from gitfs.sync.metrics import Metrics
-from sync.conftest import make_rig
+from helpers import make_rig
 
 
 def samples(metrics: Metrics) -> dict[str, float]:

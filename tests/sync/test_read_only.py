@@ -3,18 +3,12 @@ the remote and never commits or pushes."""
 
 import logging
 
-import pygit2
-
-from gitfs.sync.cycle import OpenFiles
 from gitfs.sync.read_only import ReadOnlyCycle
 from helpers import git
 
 
 def read_only(rig) -> ReadOnlyCycle:
-    return ReadOnlyCycle(rig.repo, rig.state, rig.jobs, rig.link,
-                         signature=lambda: pygit2.Signature("GitFS", "gitfs@example.com"),
-                         open_files=OpenFiles(paths=lambda: rig.open_paths, dirty_paths=lambda: rig.dirty_paths),
-                         conflicts=rig.status)
+    return rig.cycle_of(ReadOnlyCycle)
 
 
 def test_it_fast_forwards_around_the_changes_left_in_the_clone(rig):

@@ -15,8 +15,7 @@ from gitfs.handles import HandleTable
 from gitfs.repo.ignore import IgnoreRules
 from gitfs.views.base import Owner
 from gitfs.views.current import CurrentView
-from helpers import git
-from sync.conftest import make_rig
+from helpers import git, make_rig
 
 CREATE = os.O_WRONLY | os.O_CREAT
 RW_NEW = os.O_RDWR | os.O_CREAT | os.O_EXCL

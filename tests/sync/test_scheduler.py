@@ -6,8 +6,7 @@ import pytest
 
 from gitfs.sync.jobs import CommitJob
 from gitfs.sync.sync_worker import SyncWorker
-from helpers import git
-from sync.conftest import make_rig
+from helpers import git, make_rig
 
 
 class Writers:

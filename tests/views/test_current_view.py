@@ -20,16 +20,9 @@ from gitfs.sync.state import SyncState
 from gitfs.views.base import Owner
 from gitfs.views.current import CurrentView
 from gitfs.views.modes import UTIME_NOW, UTIME_OMIT
-from helpers import git
+from helpers import OWNER
 
 MiB = 1024 * 1024
-
-
-@pytest.fixture
-def clone(remote, tmp_path):
-    path = tmp_path / "clone"
-    git("clone", "-q", str(remote.bare), str(path))
-    return path
 
 
 @pytest.fixture
@@ -44,7 +37,7 @@ def handles():
 
 @pytest.fixture
 def view(clone, jobs, handles):
-    return CurrentView(Owner(1234, 5678), str(clone), handles, SyncState(idle_after=60, freeze_timeout=0.2),
+    return CurrentView(OWNER, str(clone), handles, SyncState(idle_after=60, freeze_timeout=0.2),
                        jobs, max_size=MiB)
 
 

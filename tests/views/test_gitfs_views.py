@@ -5,25 +5,15 @@ import errno
 import os
 
 import pytest
-from mfusepy import FuseOSError
 
 from gitfs.handles import HandleTable
 from gitfs.repo.days import CommitDays
 from gitfs.repo.repository import Repository
 from gitfs.repo.versions import FileVersions
-from gitfs.views.base import Owner
 from gitfs.views.commit_link import CommitLinkView
 from gitfs.views.status import StatusView
 from gitfs.views.versions import VersionsView
-from helpers import Remote, commit_with
-
-OWNER = Owner(1234, 5678)
-
-
-def errno_of(call, *args):
-    with pytest.raises(FuseOSError) as caught:
-        call(*args)
-    return caught.value.errno
+from helpers import OWNER, Remote, commit_with, errno_of
 
 
 @pytest.fixture

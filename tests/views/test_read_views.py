@@ -11,15 +11,13 @@ from mfusepy import FuseOSError
 
 from gitfs.handles import HandleTable
 from gitfs.repo.days import CommitDays
-from gitfs.repo.repository import Repository
 from gitfs.routes import build_routes
-from gitfs.views.base import NS, Owner, statvfs_dict
+from gitfs.views.base import NS, statvfs_dict
 from gitfs.views.commit import CommitView
 from gitfs.views.history import HistoryView
 from gitfs.views.index import IndexView
-from helpers import Remote, commit_with, git
+from helpers import OWNER, CountingRepository, Remote, commit_time, commit_with, errno_of
 
-OWNER = Owner(1234, 5678)
 MUTATIONS = [
     ("create", ("/new", 0o644, os.O_WRONLY)),
     ("mkdir", ("/newdir", 0o755)),
@@ -37,12 +35,6 @@ MUTATIONS = [
 ]
 WRITE_FLAGS = [os.O_WRONLY, os.O_RDWR, os.O_RDONLY | os.O_APPEND, os.O_RDONLY | os.O_TRUNC,
                os.O_WRONLY | os.O_CREAT]
-
-
-def errno_of(call, *args):
-    with pytest.raises(FuseOSError) as caught:
-        call(*args)
-    return caught.value.errno
 
 
 @pytest.fixture
@@ -73,16 +65,6 @@ def history_remote(tmp_path, local_timezone):
     return remote
 
 
-class CountingRepository(Repository):
-    """A real Repository that counts how often libgit2 inflates a blob whole."""
-
-    blob_reads = 0
-
-    def blob_buffer(self, oid):  # blob_bytes goes through it too
-        self.blob_reads += 1
-        return super().blob_buffer(oid)
-
-
 @pytest.fixture
 def repo(history_remote):
     return CountingRepository(str(history_remote.work), history_remote.branch)
@@ -96,10 +78,6 @@ def days(repo):
 def commit_view(repo, sha):
     commit = repo.git.revparse_single(sha)
     return CommitView(OWNER, repo, HandleTable(), commit=commit.id, commit_time=commit.commit_time)
-
-
-def commit_time(remote, sha):
-    return int(git("log", "-1", "--format=%ct", sha, cwd=remote.work))
 
 
 # -- IndexView -----------------------------------------------------------------
@@ -210,21 +188,21 @@ def test_each_path_serves_its_own_bytes(history_remote, repo):
 
 def test_reading_in_chunks_streams_the_blob_never_whole(history_remote, repo):
     view = commit_view(repo, history_remote.first)
-    repo.blob_reads = 0
+    repo.whole_reads = 0
     assert read_all(view, "/big.bin", chunk=128 * 1024) == history_remote.big
-    assert repo.blob_reads == 0  # streamed from its object file, not inflated whole by libgit2
+    assert repo.whole_reads == 0  # streamed from its object file, not inflated whole by libgit2
     assert view.handles.dirty_paths() == [] and view.handles.writers()[0] == 0
 
 
 def test_blob_is_read_on_first_read_and_dropped_at_release(history_remote, repo):
     view = commit_view(repo, history_remote.first)
-    repo.blob_reads = 0
+    repo.whole_reads = 0
     fh = view.open("/big.bin", os.O_RDONLY)
     open_file = view.handles.get(fh)
     assert not open_file.data.loaded  # open alone: the page cache may serve it
     assert view.read("/big.bin", 10, 5, fh) == history_remote.big[5:15]
     assert view.read("/big.bin", 128 * 1024, len(history_remote.big) - 3, fh) == history_remote.big[-3:]
-    assert open_file.data.loaded and repo.blob_reads == 0
+    assert open_file.data.loaded and repo.whole_reads == 0
     view.release("/big.bin", fh)
     assert not open_file.data.loaded  # nothing big stays after release
     with pytest.raises(KeyError):

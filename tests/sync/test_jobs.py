@@ -1,4 +1,4 @@
-"""Layer 1: commit jobs, the batch message and the queue of pending jobs (gitfs/sync/jobs.py)."""
+"""Layer 2: commit jobs, the batch message and the queue of pending jobs (gitfs/sync/jobs.py)."""
 
 import dataclasses
 import threading
