@@ -58,7 +58,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         # libfuse 3 is chosen before anything imports mfusepy, which settles on a library at import.
         library = fuselib.choose()
         try:
-            from gitfs.mount import run  # imports mfusepy (loads libfuse): after the cheap checks
+            from gitfs.daemon import run  # imports mfusepy (loads libfuse): after the cheap checks
         except ModuleNotFoundError as error:
             raise FatalError(f"Python module {error.name} is missing for {sys.executable}: install it with "
                              f"{sys.executable} -m pip install 'mfusepy>=3.0' 'pygit2>=1.11' "

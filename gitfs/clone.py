@@ -21,7 +21,7 @@ from gitfs.options import Options
 from gitfs.repo import credentials as credential_files
 from gitfs.repo import remote as remote_ops
 from gitfs.repo import worktree
-from gitfs.repo.errors import RemoteError, SettingError
+from gitfs.repo.errors import LocalWriteError, RemoteError
 from gitfs.repo.repository import REMOTE_NAME, Repository
 
 log = logging.getLogger(__name__)
@@ -42,23 +42,21 @@ def default_repo_path(remote_url: str) -> str:
 def credentials_of(options: Options) -> remote_ops.Credentials:
     """Credentials from the options, secret files read now (a missing file is a startup error).
 
-    Passwords: password=, else password_file=, else $GITFS_PASSWORD; passphrases likewise."""
-    try:
-        password = options.password or (
-            credential_files.read_secret(options.password_file, "password_file") if options.password_file
-            else os.environ.get(credential_files.PASSWORD_ENV, ""))
-        passphrase = options.ssh_key_passphrase or (
-            credential_files.read_secret(options.ssh_key_passphrase_file, "ssh_key_passphrase_file")
-            if options.ssh_key_passphrase_file else os.environ.get(credential_files.PASSPHRASE_ENV, ""))
-        credentials = remote_ops.Credentials(
-            username=options.username, password=password, ssh_key=options.ssh_key, ssh_user=options.ssh_user,
-            ssh_public_key=options.ssh_public_key, ssh_key_passphrase=passphrase,
-            ssh_known_hosts=options.ssh_known_hosts,
-            ssh_strict_host_key_checking=options.ssh_strict_host_key_checking, ssl_ca_file=options.ssl_ca_file,
-            state_dir=os.path.dirname(default_repo_path(options.remote_url)))
-        credential_files.check(credentials, options.remote_url)
-    except SettingError as error:
-        raise FatalError(str(error)) from None
+    Passwords: password=, else password_file=, else $GITFS_PASSWORD; passphrases likewise.
+    A file that cannot be read is a SettingError (the daemon makes it a FatalError)."""
+    password = options.password or (
+        credential_files.read_secret(options.password_file, "password_file") if options.password_file
+        else os.environ.get(credential_files.PASSWORD_ENV, ""))
+    passphrase = options.ssh_key_passphrase or (
+        credential_files.read_secret(options.ssh_key_passphrase_file, "ssh_key_passphrase_file")
+        if options.ssh_key_passphrase_file else os.environ.get(credential_files.PASSPHRASE_ENV, ""))
+    credentials = remote_ops.Credentials(
+        username=options.username, password=password, ssh_key=options.ssh_key, ssh_user=options.ssh_user,
+        ssh_public_key=options.ssh_public_key, ssh_key_passphrase=passphrase,
+        ssh_known_hosts=options.ssh_known_hosts,
+        ssh_strict_host_key_checking=options.ssh_strict_host_key_checking, ssl_ca_file=options.ssl_ca_file,
+        state_dir=os.path.dirname(default_repo_path(options.remote_url)))
+    credential_files.check(credentials, options.remote_url)
     return credentials
 
 
@@ -97,7 +95,7 @@ def prepare_clone(options: Options, credentials: remote_ops.Credentials, progres
 def _check_out(repo: Repository) -> None:
     try:
         worktree.check_out(repo)
-    except (OSError, pygit2.GitError) as error:  # a full disk: the next mount finishes it
+    except LocalWriteError as error:  # a full disk: the next mount finishes it
         raise FatalError(f"writing the working tree of {repo.path} failed: {error}") from None
 
 

@@ -28,6 +28,8 @@ from typing import Any, Optional
 
 import mfusepy
 
+from gitfs import cache_policy
+
 log = logging.getLogger(__name__)
 
 FUSE_CAP_READDIRPLUS_AUTO = 1 << 14  # fuse_common.h; cleared: every readdir call is "plus"
@@ -83,15 +85,15 @@ class GitFSFUSE(mfusepy.FUSE):
         """No view keeps anything per open folder: answered here, without the router.
 
         A folder under history/ (the `kernel_cached_dirs` prefix of the operations) is
-        immutable, or invalidated by KernelCache when the branch moves: the kernel may
-        keep its listing across opens (cache_readdir) and not drop it at the next open
+        immutable, or forgotten when the branch moves (cache_policy.LISTINGS): the kernel
+        may keep its listing across opens (cache_readdir) and not drop it at the next open
         (keep_cache). Other folders are listed afresh at every opendir."""
         fi = fip.contents
         fi.fh = 0
         prefix = self.__dict__.get("_cached_prefix")
         if prefix is None:
             prefix = self._cached_prefix = self.operations.kernel_cached_dirs.encode(self.encoding, self.errors)
-        if prefix and (path == prefix or path.startswith(prefix + b"/")) and hasattr(fi, "cache_readdir"):
+        if cache_policy.listing_kept(path, prefix) and hasattr(fi, "cache_readdir"):
             fi.cache_readdir = 1
             fi.keep_cache = 1
         return 0

@@ -1,197 +1,242 @@
-"""From Options to a running mount: checks, clone-or-reuse, daemonize, FUSE(...).
-
-Every check that can fail runs before the fork, in the foreground, so that the
-user sees one line and a non-zero exit. Without `foreground`, the parent then
-waits until the child's mount answers (or fails) before it returns.
-"""
+"""Mount: builds the views, router and workers from Options and owns their lifecycle."""
 
 from __future__ import annotations
 
-import ctypes
-import faulthandler
+import functools
 import logging
-import os
-import resource
-import signal
-import socket
-import threading
+import time
+from typing import Optional
 
-from gitfs import logs
-from gitfs.checks import boot_environment, check_fuse, check_mount_point, resolve_owner
-from gitfs.clone import check_branch, credentials_of, prepare_clone
-from gitfs.errors import FatalError
-from gitfs.fuselib import FuseLibrary
+import pygit2
+
+from gitfs.cache_policy import HistoryForgetter, WorktreeForgetter, mount_prefix
+from gitfs.fuse_binding import KernelCache
+from gitfs.handles import HandleTable
+from gitfs.lfs import attributes
+from gitfs.lfs import checkout as lfs_checkout
+from gitfs.lfs import setup as lfs_setup
 from gitfs.options import Options
-from gitfs.progress import CloneProgress
 from gitfs.repo import libgit2
-from gitfs.repo.errors import SettingError
+from gitfs.repo import remote as remote_ops
+from gitfs.repo.conflicts import ConflictLog
+from gitfs.repo.days import CommitDays, day_and_name
+from gitfs.repo.errors import PathNotFound
 from gitfs.repo.ignore import IgnoreRules
-from gitfs.repo.remote import redact_url
-from gitfs.wiring import Mount
+from gitfs.repo.repository import Repository
+from gitfs.repo.rescue import saved_histories
+from gitfs.repo.versions import FileVersions
+from gitfs.router import Router
+from gitfs.routes import CONFLICTS_DIR, VERSIONS_DIR, build_routes
+from gitfs.sync.cycle import OpenFiles, SyncCycle
+from gitfs.sync.fetch_worker import FetchWorker
+from gitfs.sync.jobs import CommitJob, PendingJobs
+from gitfs.sync.metrics import Metrics
+from gitfs.sync.read_only import ReadOnlyCycle
+from gitfs.sync.remote_link import RemoteLink
+from gitfs.sync.state import SyncState
+from gitfs.sync.status import ConflictRecorder, SyncStatus
+from gitfs.sync.sync_worker import SyncWorker
+from gitfs.views.base import Owner, statvfs_dict
+from gitfs.views.commit import CommitView
+from gitfs.views.commit_link import CommitLinkView
+from gitfs.views.conflicts import ConflictsView
+from gitfs.views.current import CurrentView
+from gitfs.views.generated_files import METRICS_FILE, STATUS_FILE, GeneratedFilesView
+from gitfs.views.history import DayView, HistoryView
+from gitfs.views.index import IndexView
+from gitfs.views.versions import VersionsView
 
 log = logging.getLogger(__name__)
 
-
-def run(options: Options, library: FuseLibrary) -> int:
-    """Mount with the libfuse that fuselib.choose() picked (and mfusepy loaded)."""
-    boot_environment()
-    # `kill -USR2 PID` prints every thread's stack on stderr: what a hung daemon is waiting for.
-    faulthandler.register(signal.SIGUSR2, all_threads=True)
-    # First: a startup error then reaches the log as well as stderr (cli prints it).
-    logs.configure(options.log, options.log_level, foreground=options.foreground)
-    log.debug("FUSE library: %s", library.describe())
-    try:
-        owner = resolve_owner(options)
-        check_mount_point(options.mount_point)
-        check_fuse()
-        if options.max_open_files != -1:
-            _set_open_files_limit(options.max_open_files)
-        credentials = credentials_of(options)
-        try:
-            libgit2.configure(credentials, options.remote_url)
-        except SettingError as error:
-            raise FatalError(str(error)) from None
-        repo = prepare_clone(options, credentials, CloneProgress(redact_url(options.remote_url)),
-                             warn=logs.startup_warning)
-        check_branch(repo)
-        try:
-            ignore_rules = IgnoreRules(repo.path, default_ignore=options.default_ignore,
-                                       ignore_file=options.ignore_file, hard_ignore=options.hard_ignore)
-        except SettingError as error:
-            raise FatalError(str(error)) from None
-        ignore_rules.install(repo.gitignore_paths())
-        if options.foreground:
-            return _serve(options, repo, owner, credentials, ignore_rules, on_ready=_notify_systemd)
-        return _daemonize(options, repo, owner, credentials, ignore_rules)
-    except FatalError as error:
-        logs.startup_error(str(error))
-        raise
+UNMOUNT_PUSH_SECONDS = 30.0  # the final cycle's deadline, from when it starts
 
 
-def _set_open_files_limit(limit: int) -> None:
-    try:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
-    except (ValueError, OverflowError, OSError) as error:
-        _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        raise FatalError(f"option max_open_files: cannot set {limit} ({error}; the hard limit is {hard})") from None
+def recovered_jobs(paths: list[str]) -> list[CommitJob]:
+    """Changes found on disk at start (left by a crash): one job per path."""
+    return [CommitJob(f"Update /{path}", add=(path,)) for path in paths]
 
 
-MALLOC_ARENAS = 2
-M_ARENA_MAX = -8  # glibc's mallopt parameter
+class Mount:
+    """Builds the views, router and workers from Options; owns their lifecycle."""
+
+    def __init__(self, options: Options, repo: Repository, owner: Owner, credentials: remote_ops.Credentials,
+                 *, ignore_rules: IgnoreRules, on_ready=None):
+        self.options = options
+        self.repo = repo
+        self.owner = owner
+        self.on_ready = on_ready
+        self.mount_time = int(time.time())
+        self.handles = HandleTable()
+        self.jobs = PendingJobs()
+        # Idle after min_idle_times quiet sync periods, as the original (at least 1 s).
+        self.state = SyncState(idle_after=max(options.min_idle_times * options.sync_timeout, 1.0))
+        self.days = CommitDays(repo.branch_tip, repo.walk_commits, repo.is_ancestor,
+                               moves=lambda: repo.branch_moves, indexed=libgit2.release_free_memory)
+        self.kernel = KernelCache(options.mount_point)
+        self.worktree_kernel = WorktreeForgetter(self.kernel, mount_prefix(options.current_path))
+        history_kernel = HistoryForgetter(self.kernel, mount_prefix(options.history_path),
+                                          new_days=self._days_between, all_days=self.days.days)
+        repo.on_branch_moved = history_kernel.branch_moved
+        self.status = SyncStatus(remote=remote_ops.redact_url(options.remote_url), branch=repo.branch,
+                                 pending=self.pending, read_only=options.read_only, repo_path=repo.path)
+        self.conflict_log = ConflictLog(repo)
+        self.versions = FileVersions(repo)
+        self.metrics = Metrics(pending=self.pending)
+        # Git LFS: a pointer blob of a filter=lfs path reads as its object (gitfs/lfs).
+        repo.lfs = lfs_setup.content_for(repo, options.remote_url, credentials=credentials, enabled=options.lfs,
+                                         url_option=options.lfs_url, on_missing=self._lfs_missing,
+                                         on_found=self.status.lfs_found, on_transfer=self.metrics.lfs_transfer)
+        lfs_checkout.check_out_tip(repo)  # the working tree's LFS files hold their content
+        remote = RemoteLink(repo, credentials, status=self.status, metrics=self.metrics)
+        # A read-only mount follows the remote and never commits or pushes (read_only.py).
+        cycle_kind = ReadOnlyCycle if options.read_only else SyncCycle
+        self.cycle = cycle_kind(repo, self.state, self.jobs, remote, signature=self.signature,
+                                open_files=OpenFiles(paths=self.handles.open_paths,
+                                                     dirty_paths=self.handles.dirty_paths),
+                                conflicts=ConflictRecorder(self.conflict_log, self.status, saved_histories(repo)),
+                                metrics=self.metrics,
+                                kernel=self.worktree_kernel, ignore_rules=ignore_rules)
+        self.sync_worker = SyncWorker(self.cycle, self.jobs, self.state, writers=self.writers,
+                                      dirty_open_paths=self.handles.dirty_paths, sync_timeout=options.sync_timeout,
+                                      recover=recovered_jobs, writing=self.writing,
+                                      wait_released=self.handles.wait_released, final_seconds=UNMOUNT_PUSH_SECONDS)
+        self.fetch_worker = FetchWorker(remote, self.state, fetch_timeout=options.fetch_timeout,
+                                        idle_fetch_timeout=options.idle_fetch_timeout,
+                                        on_remote_moved=self.sync_worker.wake)
+        routes = build_routes(Views(self), current_path=options.current_path, history_path=options.history_path)
+        self.router = Router(routes, cache_size=options.cache_size, touch=self.state.touch,
+                             on_init=self.start, on_destroy=self.stop,
+                             disk_figures=functools.partial(statvfs_dict, repo.workdir),
+                             kernel_cached_dirs=mount_prefix(options.history_path))
+
+    def _days_between(self, old: pygit2.Oid, new: pygit2.Oid) -> Optional[set[str]]:
+        """The days of the commits from old to new; None if new does not descend from old."""
+        if not self.repo.is_ancestor(old, new):
+            return None
+        return {day_and_name(str(oid), when)[0] for oid, when in self.repo.walk_commits(new, old)}
+
+    def writers(self) -> tuple[int, float]:
+        """The files being written, for the sync worker: only those it would commit. An
+        editor's swap file, open for writing as long as the editor runs, or a file in an
+        ignored folder, holds nothing back."""
+        return self.handles.writers(counts=self.repo.would_commit)
+
+    def writing(self) -> dict[int, str]:
+        """The files open for writing that a sync asked for now waits for: the same ones."""
+        return {number: path for number, path in self.handles.writing().items() if self.repo.would_commit(path)}
+
+    def _lfs_missing(self, path: str, oid: str, why: str) -> None:
+        self.status.lfs_missing(path, oid, why)
+        self.metrics.lfs_missing()
+
+    def signature(self) -> pygit2.Signature:
+        return pygit2.Signature(self.options.commiter_name, self.options.commiter_email)
+
+    def pending(self) -> dict:
+        """What is not on the remote yet, for the status file (an ignored file never will be)."""
+        changed = self.jobs.paths() | {path.strip("/") for path in self.handles.dirty_paths()}
+        return {"commits_not_pushed": self.repo.count_ahead(),
+                "changes_not_committed": len(self.repo.committable(changed)) + self.cycle.left_uncommitted}
+
+    def start(self) -> None:
+        """FUSE init: after any fork, so the threads live in the mounting process."""
+        self.kernel.attach()
+        self.sync_worker.start()
+        self.fetch_worker.start()
+        log.info("mounted %s (branch %s) on %s", remote_ops.redact_url(self.options.remote_url),
+                 self.repo.branch, self.options.mount_point)
+        if self.on_ready:
+            self.on_ready()
+
+    def stop(self) -> None:
+        """FUSE destroy: the sync worker commits what is pending and pushes it if the remote
+        answers in time. A worker stuck longer than that (a network call that hangs) is left
+        behind: whatever it had not committed is on disk, and the next mount commits it."""
+        self.kernel.detach()  # unmounted: nothing is cached any more
+        self.fetch_worker.stop(timeout=10)
+        self.sync_worker.stop(timeout=UNMOUNT_PUSH_SECONDS + 10)
+        log.info("unmounted %s", self.options.mount_point)
+
+    def fuse_options(self) -> dict[str, object]:
+        options = self.options
+        fuse_kwargs: dict[str, object] = {
+            "foreground": True, "fsname": remote_ops.redact_url(options.remote_url).replace(",", "_"),
+            "subtype": "gitfs", "allow_other": options.allow_other,
+            "allow_root": options.allow_root and not options.allow_other,
+            # Explicit: libfuse 3.14 prints a bogus warning for its own default.
+            "max_threads": 16, "max_idle_threads": 8,
+        }
+        if options.allow_other:
+            fuse_kwargs["default_permissions"] = True
+        if options.read_only:
+            fuse_kwargs["ro"] = True
+        return fuse_kwargs
 
 
-def _limit_malloc_arenas() -> None:
-    """At most MALLOC_ARENAS malloc arenas (glibc). By default glibc gives each new
-    thread an arena of its own, up to eight per core: libfuse's threads, each
-    allocating for a few calls and then ending, left memory spread over arenas that
-    never shrink (a walk of history/ grew the daemon by tens of MB that way).
-    Elsewhere than glibc, nothing to do."""
-    try:
-        libc = ctypes.CDLL(None)
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
-        return
-    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-    mallopt(M_ARENA_MAX, MALLOC_ARENAS)
+class Views:
+    """Builds each view with what it needs (routes.ViewFactory): one builder per route."""
 
+    def __init__(self, mount: Mount):
+        self.options = mount.options
+        self.owner = mount.owner
+        self.repo = mount.repo
+        self.handles = mount.handles
+        self.sync_state = mount.state
+        self.jobs = mount.jobs
+        self.days = mount.days
+        self.sync_status = mount.status
+        self.metrics = mount.metrics
+        self.conflict_log = mount.conflict_log
+        self.file_versions = mount.versions
+        self.mount_time = mount.mount_time
+        self.worktree_kernel = mount.worktree_kernel
 
-def _serve(options, repo, owner, credentials, ignore_rules, on_ready) -> int:
-    from gitfs.fuse_binding import GitFSFUSE  # mfusepy's FUSE, answering READDIRPLUS
+    def status(self) -> GeneratedFilesView:
+        files = {STATUS_FILE: self.sync_status.render, METRICS_FILE: self.metrics.render}
+        return GeneratedFilesView(self.owner, files, self.handles, mount_time=self.mount_time,
+                                  folders=(CONFLICTS_DIR, VERSIONS_DIR))
 
-    _limit_malloc_arenas()  # before libfuse starts its threads
-    mount = Mount(options, repo, owner, credentials, on_ready=on_ready, ignore_rules=ignore_rules)
-    _sync_on_sigusr1(mount.sync_worker.sync_now)
-    try:
-        GitFSFUSE(mount.router, options.mount_point, raw_fi=True, **mount.fuse_options())
-    except RuntimeError as error:
-        raise FatalError(f"cannot mount on {options.mount_point}: libfuse error {error}") from None
-    return 0
+    def versions(self) -> VersionsView:
+        return VersionsView(self.owner, self.repo, self.file_versions, self.handles, mount_time=self.mount_time)
 
+    def conflicts(self) -> ConflictsView:
+        return ConflictsView(self.owner, self.conflict_log, self.repo, self.handles, mount_time=self.mount_time)
 
-def _sync_on_sigusr1(sync_now) -> None:
-    """`kill -USR1 PID` syncs now.
+    def current(self) -> CurrentView:
+        extra = (self.options.history_path,) if not self.options.current_path else ()
+        return CurrentView(self.owner, self.repo.workdir, self.handles, self.sync_state, self.jobs,
+                           max_size=self.options.max_size_bytes, extra_root_entries=extra,
+                           kernel=self.worktree_kernel, lfs_path=self._lfs_path, lfs_placeholder=self._lfs_placeholder,
+                           lfs_size=self._lfs_size)
 
-    The main thread sits in libfuse's C loop for the life of the mount, so a
-    Python signal handler would only run after unmount. Instead SIGUSR1 is
-    blocked here, before libfuse starts its threads (they inherit the mask), and
-    a small thread takes it with sigwait().
-    """
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+    def _lfs_path(self, relative: str) -> bool:
+        """Whether a working-tree path is an LFS file's (Git LFS on, a filter=lfs rule)."""
+        return self.repo.lfs is not None and attributes.is_lfs_path(self.repo.git, relative)
 
-    def wait_for_signals() -> None:
-        while True:
-            signal.sigwait({signal.SIGUSR1})
-            log.info("SIGUSR1: syncing now")
-            sync_now()
+    def _lfs_placeholder(self, relative: str, fd: int) -> bool:
+        """Whether an open working file holds an LFS pointer's text (its object could not be had)."""
+        return self.repo.lfs is not None and lfs_checkout.holds_pointer(self.repo.git, relative, fd)
 
-    threading.Thread(target=wait_for_signals, name="SignalWaiter", daemon=True).start()
+    def _lfs_size(self, root_fd: int, relative: str, size: int) -> Optional[int]:
+        """The object's size for a working file left holding an LFS pointer's text, else None."""
+        return lfs_checkout.shown_size(self.repo.lfs, root_fd, relative, size)
 
+    def index(self) -> IndexView:
+        return IndexView(self.owner, entries=[self.options.current_path, self.options.history_path],
+                         mount_time=self.mount_time)
 
-def _notify_systemd() -> None:
-    """READY=1 to $NOTIFY_SOCKET (Type=notify units), without a systemd library.
+    def history(self) -> HistoryView:
+        return HistoryView(self.owner, self.days, mount_time=self.mount_time)
 
-    Called once the mount answers (FUSE init), in the process that serves it."""
-    address = os.environ.get("NOTIFY_SOCKET")
-    if not address:
-        return
-    if address.startswith("@"):  # an abstract socket
-        address = "\0" + address[1:]
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
-            sock.connect(address)
-            sock.sendall(b"READY=1\nSTATUS=mounted\n")
-    except OSError as error:
-        log.warning("cannot notify systemd at NOTIFY_SOCKET=%s: %s", os.environ["NOTIFY_SOCKET"], error)
+    def day(self, day: str) -> DayView:
+        return DayView(self.owner, self.days, day)
 
+    def commit(self, day: str, name: str) -> CommitView:
+        found = self.days.commit(day, name)
+        if found is None:
+            raise PathNotFound(f"{day}/{name}")  # the router answers ENOENT
+        commit, commit_time = found
+        return CommitView(self.owner, self.repo, self.handles, commit=commit, commit_time=commit_time)
 
-def _daemonize(options, repo, owner, credentials, ignore_rules) -> int:
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid:
-        os.close(write_end)
-        return _wait_for_child(pid, read_end, options.mount_point)
-    os.close(read_end)
-    os.setsid()
-    status = 1
-    try:
-        def ready():
-            _notify_systemd()
-            os.write(write_end, b"ok\n")
-            os.close(write_end)
-            _detach_stdio()
-
-        status = _serve(options, repo, owner, credentials, ignore_rules, on_ready=ready)
-    except FatalError as error:  # the parent logs it and prints it
-        _tell_parent(write_end, str(error))
-    except Exception as error:  # noqa: BLE001 - the child must report, never print a traceback
-        log.exception("mount failed")
-        _tell_parent(write_end, f"mount failed: {error}")
-    finally:
-        log.info("gitfs daemon exits with status %d", status)
-        logging.shutdown()
-        os._exit(status)
-
-
-def _tell_parent(fd: int, message: str) -> None:
-    try:
-        os.write(fd, f"error: {message}\n".encode())
-    except OSError:
-        pass
-
-
-def _detach_stdio() -> None:
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    os.close(null)
-
-
-def _wait_for_child(pid: int, read_end: int, mount_point: str) -> int:
-    with os.fdopen(read_end, "rb") as pipe:
-        line = pipe.readline().decode(errors="replace").strip()
-    if line == "ok":
-        return 0
-    _, status = os.waitpid(pid, 0)
-    if line.startswith("error: "):
-        raise FatalError(line[len("error: "):])
-    raise FatalError(f"mounting on {mount_point} failed (exit status {os.waitstatus_to_exitcode(status)})")
+    def commit_link(self, sha: str) -> CommitLinkView:
+        return CommitLinkView(self.owner, self.days, sha=sha)

@@ -1,7 +1,7 @@
 """`-o` option parsing: typed, with the original GitFS's names and defaults.
 
 Parsing has no side effects: nothing is created, opened or resolved here except
-the current user's name (a default). `mount.py` turns the result into a mount.
+the current user's name (a default). `daemon.py` turns the result into a mount.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ any lookup GitFS does, so the levers are fewer round trips: `readdir_with_attrs`
 gives GitFSFUSE (gitfs/fuse_binding.py) full attributes for the read-only views
 that can give them cheaply (history/, days, commit folders), so `ls -l` and
 `ls -R` need no LOOKUP per entry; `init_with_config` sets long kernel cache
-timeouts (what GitFS changes behind the kernel's back is invalidated, see
-ENTRY_TIMEOUT) and asks for READDIRPLUS on every readdir call.
+timeouts (cache_policy.py: what GitFS changes behind the kernel's back is
+invalidated) and asks for READDIRPLUS on every readdir call.
 """
 
 from __future__ import annotations
@@ -22,27 +22,12 @@ from typing import Callable
 
 from mfusepy import FuseOSError, Operations
 
+from gitfs import cache_policy
 from gitfs.fuse_binding import DIR_CACHE_FROM_OPENDIR, FUSE_CAP_READDIRPLUS_AUTO
+from gitfs.repo.errors import PathNotFound
 from gitfs.routes import Route
 
 log = logging.getLogger(__name__)
-
-# Kernel cache timeouts, global in libfuse's high-level API (they cover current/ too).
-# Long: history/ is immutable, and what changes is invalidated explicitly
-# (fuse_binding.KernelCache): the kernel updates its cache for every change made
-# through the mount, and GitFS tells it of the rest: the remote's changes that the
-# sync cycle writes into the working tree (worktree.apply_changes forgets the names,
-# attributes and pages of exactly the paths it changed), and new commits (history/
-# and the days they land in). No negative caching: GitFS does not track the names
-# the kernel found missing, and a name that appears remotely must show at once.
-# A change through one name of a hard link invalidates the file's other names in the
-# same folder (views/links.py: libfuse's high-level API gives each name its own node).
-# Not invalidated, so stale up to ATTR_TIMEOUT: its names in other folders, and the size
-# shown by `stat .gitfs/status` (read with direct_io, so its content is always current).
-ENTRY_TIMEOUT = 3600.0
-ATTR_TIMEOUT = 3600.0
-NEGATIVE_TIMEOUT = 0.0
-
 
 class Router(Operations):
     use_ns = True
@@ -74,7 +59,11 @@ class Router(Operations):
             match = match_route(path)
             if match:
                 prefix = match.group()
-                return self._view(number, prefix), path[len(prefix):] or "/"
+                try:
+                    view = self._view(number, prefix)
+                except PathNotFound:  # a folder the route names but that does not exist; not cached
+                    raise FuseOSError(errno.ENOENT) from None
+                return view, path[len(prefix):] or "/"
         raise FuseOSError(errno.ENOENT)
 
     def _call(self, operation: str, path: str, *args):
@@ -98,17 +87,7 @@ class Router(Operations):
 
     def init_with_config(self, conn_info, config_3):
         if config_3 is not None:
-            config_3.entry_timeout = ENTRY_TIMEOUT
-            config_3.attr_timeout = ATTR_TIMEOUT
-            config_3.negative_timeout = NEGATIVE_TIMEOUT
-            # Keep a file's cached pages across opens while its mtime and size are
-            # unchanged (a remote change replaces the file: new mtime, cache dropped).
-            config_3.auto_cache = 1
-            # libfuse checks that (a getattr into GitFS at an open) at most once per
-            # ATTR_TIMEOUT, not once a second: the remote's changes drop the pages
-            # themselves (KernelCache), and the kernel updates its pages for its own writes.
-            config_3.ac_attr_timeout_set = 1
-            config_3.ac_attr_timeout = ATTR_TIMEOUT
+            cache_policy.configure(config_3)
         if conn_info is not None:
             # READDIRPLUS on every call, not just the first of a directory: the entries
             # of a big day then all arrive with their attributes.
@@ -194,10 +173,7 @@ class Router(Operations):
         view, relative = self.resolve(path)
         fi.fh = view.open(relative, fi.flags)
         _skip_flush(fi)
-        if getattr(view, "kernel_cache", False):
-            fi.keep_cache = 1  # immutable history: keep pages across opens
-        if getattr(view, "direct_io", False):
-            fi.direct_io = 1  # generated content whose size is not known at stat time
+        cache_policy.open_file(fi, view.pages)
         return 0
 
     def create(self, path, mode, fi=None):

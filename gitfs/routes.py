@@ -16,7 +16,7 @@ BOUNDARY = r"(?=/|$)"
 DAY = r"\d{4}-\d{2}-\d{2}"  # history/2026-12-03
 COMMIT_FOLDER = r"\d{2}-\d{2}-\d{2}-[0-9a-f]{10}"  # history/DAY/14-32-12-eb18db93bc
 COMMIT_ID = r"[0-9a-f]{7,40}"  # history/eb18db93bc4f: a link to the commit's folder
-STATUS_DIR = ".gitfs"  # MOUNTPOINT/.gitfs/status, not listed, opens by name
+GITFS_DIR = ".gitfs"  # MOUNTPOINT/.gitfs/: status, metrics, conflicts/, versions/; not listed, opens by name
 CONFLICTS_DIR = "conflicts"  # MOUNTPOINT/.gitfs/conflicts/<time>/PATH: the remote's versions that lost
 VERSIONS_DIR = "versions"  # MOUNTPOINT/.gitfs/versions/PATH/<time>-<sha10>: every version of a file
 
@@ -24,7 +24,7 @@ VERSIONS_DIR = "versions"  # MOUNTPOINT/.gitfs/versions/PATH/<time>-<sha10>: eve
 class ViewFactory(Protocol):
     """Builds each kind of view; the mount gives every view what it needs."""
 
-    def status(self) -> Any: ...
+    def status(self) -> Any: ...  # MOUNTPOINT/.gitfs/ itself: the generated files
     def conflicts(self) -> Any: ...
     def versions(self) -> Any: ...
     def commit(self, day: str, name: str) -> Any: ...
@@ -45,9 +45,9 @@ class Route:
 def build_routes(views: ViewFactory, *, current_path: str, history_path: str) -> list[Route]:
     history = re.escape(history_path)
     table: list[tuple[str, str, Callable[[dict[str, str]], Any]]] = [
-        (rf"^/{re.escape(STATUS_DIR)}/{CONFLICTS_DIR}{BOUNDARY}", "conflicts", lambda groups: views.conflicts()),
-        (rf"^/{re.escape(STATUS_DIR)}/{VERSIONS_DIR}{BOUNDARY}", "versions", lambda groups: views.versions()),
-        (rf"^/{re.escape(STATUS_DIR)}{BOUNDARY}", "status", lambda groups: views.status()),
+        (rf"^/{re.escape(GITFS_DIR)}/{CONFLICTS_DIR}{BOUNDARY}", "conflicts", lambda groups: views.conflicts()),
+        (rf"^/{re.escape(GITFS_DIR)}/{VERSIONS_DIR}{BOUNDARY}", "versions", lambda groups: views.versions()),
+        (rf"^/{re.escape(GITFS_DIR)}{BOUNDARY}", "status", lambda groups: views.status()),
         (rf"^/{history}/(?P<day>{DAY})/(?P<name>{COMMIT_FOLDER}){BOUNDARY}", "commit",
          lambda groups: views.commit(groups["day"], groups["name"])),
         # Before the day route, which would take any name: a day always has dashes.

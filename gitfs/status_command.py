@@ -6,7 +6,7 @@ import json
 import os
 
 from gitfs.errors import FatalError
-from gitfs.routes import CONFLICTS_DIR, STATUS_DIR
+from gitfs.routes import CONFLICTS_DIR, GITFS_DIR
 
 RECENT_CONFLICTS = 10  # shown one per line; the status file has up to 50, .gitfs/conflicts/ more
 RECENT_RESCUES = 5  # likewise; the branches themselves stay in the clone
@@ -62,7 +62,7 @@ def format_status(state: dict, mount_point: str = "MOUNTPOINT") -> str:
                      f"the remote's version is in {where}")
     if len(conflicts) > RECENT_CONFLICTS:
         lines.append(f"             and {len(conflicts) - RECENT_CONFLICTS} earlier conflicts: "
-                     f"{os.path.join(mount_point, STATUS_DIR, CONFLICTS_DIR)}/")
+                     f"{os.path.join(mount_point, GITFS_DIR, CONFLICTS_DIR)}/")
     rescues = state.get("rescues", [])
     for rescue in rescues[-RECENT_RESCUES:]:
         clone = f" of the clone {state['repo_path']}" if state.get("repo_path") else " of the clone"
@@ -78,7 +78,7 @@ def format_status(state: dict, mount_point: str = "MOUNTPOINT") -> str:
 
 
 def show_status(mount_point: str) -> int:
-    path = os.path.join(mount_point, STATUS_DIR, "status")
+    path = os.path.join(mount_point, GITFS_DIR, "status")
     try:
         with open(path, encoding="utf-8") as handle:
             state = json.load(handle)

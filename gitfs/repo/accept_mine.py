@@ -13,6 +13,7 @@ from typing import cast
 import pygit2
 
 from gitfs.repo.compat import SortMode
+from gitfs.repo.errors import local_write
 from gitfs.repo.repository import Repository
 
 
@@ -22,6 +23,7 @@ class Replay:
     conflicts: list[str] = field(default_factory=list)  # paths where the local version won
 
 
+@local_write()
 def replay_local_commits(repo: Repository, local: pygit2.Oid, remote: pygit2.Oid,
                          committer: pygit2.Signature) -> Replay:
     git = repo.git

@@ -24,7 +24,7 @@ from typing import Callable, Optional
 
 import pygit2
 
-from gitfs.repo.errors import GitCoreError
+from gitfs.repo.errors import GitCoreError, local_write
 from gitfs.repo.repository import FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK, Repository
 
 log = logging.getLogger(__name__)
@@ -71,6 +71,7 @@ class ConflictLog:
 
     # -- recording (the sync worker) ---------------------------------------------
 
+    @local_write()
     def record(self, paths: list[str], remote_commit: pygit2.Oid) -> tuple[str, int, list[str]]:
         """Log the remote's version of each path that has one; (folder, its time, the paths logged)."""
         now = int(self._clock())

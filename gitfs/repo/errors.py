@@ -1,4 +1,13 @@
-"""Typed errors of the git core; views turn them into errno values."""
+"""Typed errors of the git core: views turn them into errno values, the sync layer into
+a back-off, the daemon into one line on stderr. Nothing of libgit2's or the OS's own
+exceptions leaves the core's write side: local_write() turns them into LocalWriteError."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import pygit2
 
 
 class GitCoreError(Exception):
@@ -23,3 +32,20 @@ class PushRejected(RemoteError):
 
 class SettingError(GitCoreError):
     """A local file or option the git core cannot use: a key, a password file, an ignore file."""
+
+
+class LocalWriteError(GitCoreError):
+    """Changing the clone failed on this machine (a full disk, a lock file left by another
+    program, a working file that vanished or cannot be read); the message is the system's
+    or libgit2's. The clone is left as it was, so the same change can be tried again."""
+
+
+@contextlib.contextmanager
+def local_write() -> Iterator[None]:
+    """Around (or, as a decorator, on) a change to the clone: libgit2's and the OS's errors,
+    and the KeyError/ValueError pygit2 raises for a path its index refuses, become
+    LocalWriteError."""
+    try:
+        yield
+    except (OSError, pygit2.GitError, KeyError, ValueError) as error:
+        raise LocalWriteError(str(error)) from error

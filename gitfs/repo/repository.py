@@ -24,7 +24,7 @@ import pygit2
 from gitfs.repo import compat, staging
 from gitfs.repo.blobstream import BlobReader, ObjectFiles
 from gitfs.repo.compat import DeltaStatus, FileStatus, SortMode
-from gitfs.repo.errors import GitCoreError, NotADirectory, PathNotFound
+from gitfs.repo.errors import GitCoreError, NotADirectory, PathNotFound, local_write
 from gitfs.repo.filemodes import (  # noqa: F401
     FILEMODE_BLOB,
     FILEMODE_COMMIT,
@@ -37,7 +37,7 @@ from gitfs.repo.filemodes import (  # noqa: F401
 from gitfs.repo.skipped import SkippedPaths
 
 if TYPE_CHECKING:
-    from gitfs.lfs.content import LfsContent
+    from gitfs.lfs.content import LfsContent, ObjectReader
     from gitfs.lfs.pointer import Pointer
     from gitfs.lfs.staging import Cleaner
 
@@ -142,6 +142,7 @@ class Repository:
         ref = self.git.references.get(name)
         return cast(pygit2.Oid, ref.resolve().target) if ref is not None else None  # a direct ref: an Oid
 
+    @local_write()
     def set_branch_tip(self, oid: pygit2.Oid, message: str) -> None:
         old = self.branch_tip()
         self.git.create_reference(branch_ref(self.branch), oid, force=True, message=message)
@@ -213,10 +214,14 @@ class Repository:
             item = TreeItem(part, entry.filemode, entry.id)
             tree = None
         if item.mode in (FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK):
-            item = self._blob_item(item.name, item.mode, item.oid, "/".join(parts), commit_oid)
+            item = self.blob_item(item.name, item.mode, item.oid, "/".join(parts), commit_oid)
         return item
 
-    def _blob_item(self, name: str, mode: int, oid: pygit2.Oid, path: str, commit: pygit2.Oid) -> TreeItem:
+    # -- content: what a file of a commit shows, its size and its bytes ----------
+
+    def blob_item(self, name: str, mode: int, oid: pygit2.Oid, path: str, commit: pygit2.Oid) -> TreeItem:
+        """A file or link of a commit (at `path` of `commit`) with the size a reader sees:
+        the blob's, or an LFS file's object's. The one way views learn a file's size."""
         size = self.blob_size(oid)
         pointer = self.lfs_pointer(oid, size, path, commit) if mode != FILEMODE_LINK else None
         return TreeItem(name, mode, oid, size, None) if pointer is None else TreeItem(name, mode, oid, pointer.size,
@@ -256,10 +261,18 @@ class Repository:
                 items.append(TreeItem(name, mode, entry.id))
             elif where is not None and self.lfs is not None:
                 folder, commit = where
-                items.append(self._blob_item(name, mode, entry.id, f"{folder}/{name}".lstrip("/"), commit))
+                items.append(self.blob_item(name, mode, entry.id, f"{folder}/{name}".lstrip("/"), commit))
             else:
                 items.append(TreeItem(name, mode, entry.id, self.blob_size(entry.id)))
         return items
+
+    def open_content(self, oid: pygit2.Oid, pointer: Optional[Pointer], path: str) -> BlobReader | ObjectReader:
+        """A reader of what a file of a commit holds (read(size, offset), close()): the LFS
+        object its pointer names (`pointer`, from blob_item; LfsError if it cannot be had),
+        else its blob. The one way views read a file's bytes."""
+        if pointer is None or self.lfs is None:
+            return self.blob_reader(oid)
+        return self.lfs.open(pointer, path)
 
     def blob_bytes(self, oid: pygit2.Oid) -> bytes:
         return bytes(self.blob_buffer(oid))
@@ -320,18 +333,21 @@ class Repository:
                     folders.append((f"{prefix}{entry.name}/", cast(pygit2.Tree, self.git[entry.id])))
         return found
 
+    @local_write()
     def stage_paths(self, paths: Iterable[str]) -> None:
         """Make the index match the working tree at each path and below it (staging.py)."""
         index = self.index()
         with _undone_on_failure(index):
             staging.stage_paths(self.git, self.workdir, index, paths, self.skipped, self._lfs_cleaner())
 
+    @local_write()
     def stage_everything(self) -> None:
         """Make the index match the whole working tree, as `git add -A` would (staging.py)."""
         index = self.index()
         with _undone_on_failure(index):
             staging.stage_everything(self.git, self.workdir, index, self.skipped, self._lfs_cleaner())
 
+    @local_write()
     def staged_changes(self) -> dict[str, str]:
         """What committing the index would change, file by file: {path: "Created",
         "Update" or "Deleted"} (a tree-to-tree diff: unchanged folders are skipped)."""
@@ -347,6 +363,7 @@ class Repository:
                 changes[delta.new_file.path] = "Created" if delta.status == DeltaStatus.ADDED else "Update"
         return changes
 
+    @local_write()
     def prepare_staging(self, paths: Iterable[str]) -> None:
         """Work staging can do before writes are frozen: LFS files hashed into the store."""
         if self.lfs is not None:
@@ -355,6 +372,7 @@ class Repository:
     def _lfs_cleaner(self) -> Optional[Cleaner]:
         return self.lfs.cleaner if self.lfs is not None else None
 
+    @local_write()
     def commit_index(self, message: str, signature: pygit2.Signature) -> Optional[pygit2.Oid]:
         """Commit the index on the branch; None when it equals the tip's tree."""
         git = self.git
@@ -367,6 +385,7 @@ class Repository:
         self._branch_moved(parent, oid)
         return oid
 
+    @local_write()
     def changed_paths(self) -> list[str]:
         """Working-tree paths that differ from the branch tip (ignored files excluded)."""
         git = self.git

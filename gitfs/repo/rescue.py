@@ -15,6 +15,7 @@ from typing import Optional, cast
 
 import pygit2
 
+from gitfs.repo.errors import local_write
 from gitfs.repo.repository import Repository, branch_ref
 
 PREFIX = "gitfs-rescue-"
@@ -28,6 +29,7 @@ class Rescue:
     timestamp: float  # when it was saved (Unix time)
 
 
+@local_write()
 def save_local_history(repo: Repository, local_tip: pygit2.Oid, timestamp: Optional[float] = None) -> Rescue:
     """Keep local_tip on a new rescue branch named after the time."""
     timestamp = time.time() if timestamp is None else timestamp

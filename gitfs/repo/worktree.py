@@ -17,7 +17,7 @@ the index and the commits, and the sync goes on.
 
 The kernel caches names, attributes and pages of current/ for long: apply_changes
 returns the paths it removed or replaced, and the caller tells the kernel (a
-WorktreeKernelView, the mount's, see wiring.py) to forget what it had of them and
+WorktreeKernelView: cache_policy.WorktreeForgetter) to forget what it had of them and
 of every changed path, once SyncState.frozen() is released (see sync/cycle.py).
 """
 
@@ -39,6 +39,7 @@ from gitfs.lfs.checkout import open_object
 from gitfs.lfs.index_entry import add_with_stat
 from gitfs.repo import beneath
 from gitfs.repo.compat import DeltaStatus
+from gitfs.repo.errors import local_write
 from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, GIT_DIR, Repository
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,7 @@ class WorktreeKernelView(Protocol):
         ...
 
 
+@local_write()
 def apply_changes(repo: Repository, changes: TreeChanges) -> list[str]:
     """Apply the changes to the working tree and the index. Returns every path that
     was removed or replaced (files and folders; a written file is a new inode)."""
@@ -122,6 +124,7 @@ def apply_changes(repo: Repository, changes: TreeChanges) -> list[str]:
     return removed
 
 
+@local_write()
 def check_out(repo: Repository) -> None:
     """Write the branch tip's tree into the working tree of a new clone, and the index.
 

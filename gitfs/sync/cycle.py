@@ -22,7 +22,7 @@ import pygit2
 
 from gitfs.lfs import checkout as lfs_checkout
 from gitfs.repo.accept_mine import replay_local_commits
-from gitfs.repo.errors import PushRejected, RemoteError
+from gitfs.repo.errors import LocalWriteError, PushRejected, RemoteError
 from gitfs.repo.ignore import IgnoreRules, is_gitignore
 from gitfs.repo.repository import Repository
 from gitfs.repo.rescue import save_local_history
@@ -144,7 +144,7 @@ class SyncCycle:
         with self.state.frozen():
             try:
                 changed = self.repo.changed_paths()
-            except (OSError, pygit2.GitError) as error:  # libgit2's status could not read the tree
+            except LocalWriteError as error:  # libgit2's status could not read the tree
                 log.error("cannot list the working tree's changes (%s); committing it as a whole", _short(str(error)))
                 self.repo.stage_everything()
                 return self.repo.commit_index("Update the working tree", self.signature())
@@ -162,7 +162,7 @@ class SyncCycle:
             self.repo.stage_paths(paths)
             message = describe_batch(jobs, self.repo.staged_changes())
             return self.repo.commit_index(message, self.signature()), message
-        except (OSError, pygit2.GitError, KeyError, ValueError) as error:
+        except LocalWriteError as error:
             log.error("staging failed (%s) for %s; committing the whole working tree instead",
                       _short(str(error)), _some(paths))
         message = batch_message(jobs)

@@ -24,9 +24,7 @@ import time
 from collections.abc import Collection
 from typing import Callable, Optional, TypeVar
 
-import pygit2
-
-from gitfs.repo.errors import RemoteError
+from gitfs.repo.errors import LocalWriteError, RemoteError
 from gitfs.sync.cycle import CycleResult, SyncCycle
 from gitfs.sync.jobs import CommitJob, PendingJobs
 from gitfs.sync.state import SyncState
@@ -172,7 +170,7 @@ class SyncWorker(threading.Thread):
             return action()
         except RemoteError:
             self._back_off(None)  # the remote link logged it, once per change of state
-        except (OSError, pygit2.GitError) as error:  # a full disk, a lock left by someone else...
+        except LocalWriteError as error:  # a full disk, a lock left by someone else...
             self._back_off(f"local commit failed: {error}")
         except Exception:  # noqa: BLE001 - same reason; a bug, so with its traceback
             log.exception("sync cycle failed")

@@ -1,5 +1,6 @@
-"""The view ladder: View and ReadOnlyView (EROFS for every mutation); the
-working tree's PassthroughView is in passthrough.py.
+"""The view ladder: View and ReadOnlyView (EROFS for every mutation). Above them:
+BlobView (blob.py: files that are git blobs) and PassthroughView (passthrough.py:
+the working tree read; CurrentView adds the writes).
 
 Views are thin adapters between FUSE and the git core: path in, stat dict or
 bytes out, errno chosen here. `OSError` from os.* passes through (fusepy
@@ -12,8 +13,11 @@ import errno
 import os
 import stat
 from dataclasses import dataclass
+from typing import ClassVar
 
 from mfusepy import FuseOSError, Operations
+
+from gitfs.cache_policy import Pages
 
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
@@ -52,6 +56,8 @@ def directory_stat(owner: Owner, mtime: int, ctime: int | None = None, *, mode: 
 class View(Operations):
     # Matches libfuse's timestamps in nanoseconds (see the FUSE(...) call).
     use_ns = True
+    # What the kernel may do with the pages of a file this view opens (cache_policy.py).
+    pages: ClassVar[Pages] = Pages.UNTIL_CHANGED
 
     def __init__(self, owner: Owner):
         self.owner = owner

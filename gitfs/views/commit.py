@@ -1,106 +1,33 @@
 """history/<day>/<HH-MM-SS>-<sha10>/...: one commit's tree, read-only.
 
 Paths are looked up component by component, from the commit's tree (its oid
-kept on the view, so no commit is parsed per call). An open file keeps a reader of
-its blob on its handle (in the mount's HandleTable, Repository.blob_reader), which
-reads nothing before the first read: a file opened again while the kernel's page
-cache holds it (kept across opens, see router.open) costs no inflation at all.
-Reading a file in order streams it out of its object file, never whole in memory;
-the reader is closed when the file is released.
+kept on the view, so no commit is parsed per call). Files are opened and read as
+BlobView's (blob.py): a reader that reads nothing before the first read, so a file
+opened again while the kernel's page cache holds it (Pages.KEEP) costs no inflation
+at all, and streams a file read in order out of its object file.
 """
 
 from __future__ import annotations
 
 import errno
 import logging
-import stat
-from typing import Optional, Protocol
+from typing import Optional
 
 import pygit2
 from mfusepy import FuseOSError
 
-from gitfs.handles import HandleTable, OpenFile
-from gitfs.lfs.errors import LfsError
-from gitfs.lfs.pointer import Pointer
-from gitfs.repo.blobstream import CorruptObject
+from gitfs.cache_policy import Pages
+from gitfs.handles import HandleTable
 from gitfs.repo.errors import NotADirectory, PathNotFound
-from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, FILEMODE_TREE, Repository, TreeItem
-from gitfs.views.base import NS, Owner, ReadOnlyView, directory_stat, is_write_open
+from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_TREE, Repository, TreeItem
+from gitfs.views.base import Owner, directory_stat, is_write_open
+from gitfs.views.blob import BlobView, blob_stat
 
 log = logging.getLogger(__name__)
 
 
-class BlobEntry(Protocol):
-    """What names a blob in a view: a TreeItem of a commit, a Version of a file."""
-
-    @property
-    def mode(self) -> int: ...
-
-    @property
-    def oid(self) -> pygit2.Oid: ...
-
-
-def blob_stat(owner: Owner, git_mode: int, size: int, when: int) -> dict:
-    """stat of a blob or link of a commit, read-only: 0444, 0555 with the exec bit."""
-    if git_mode == FILEMODE_LINK:
-        mode = stat.S_IFLNK | 0o777
-    else:
-        mode = stat.S_IFREG | (0o555 if git_mode == FILEMODE_EXEC else 0o444)
-    return {"st_mode": mode, "st_nlink": 1, "st_size": size, "st_blocks": (size + 511) // 512,
-            "st_uid": owner.uid, "st_gid": owner.gid,
-            "st_atime": when * NS, "st_mtime": when * NS, "st_ctime": when * NS}
-
-
-class BlobView(ReadOnlyView):
-    """A read-only view whose files are blobs of `repo`: an open file keeps its blob's
-    reader (a blobstream.BlobReader) on its handle in the mount's HandleTable, never on the view."""
-
-    repo: Repository
-    handles: HandleTable
-
-    def _open_blob(self, path: str, oid: pygit2.Oid, pointer: Optional[Pointer] = None) -> int:
-        """A handle on the blob's bytes, or on the LFS object its pointer names (EIO if that
-        cannot be had: the pointer's text is never shown)."""
-        if pointer is None or self.repo.lfs is None:
-            return self.handles.add(OpenFile(path=path, data=self.repo.blob_reader(oid)))
-        try:
-            reader = self.repo.lfs.open(pointer, path)
-        except LfsError:
-            raise FuseOSError(errno.EIO) from None  # LfsContent logged it once, with the reason
-        return self.handles.add(OpenFile(path=path, data=reader))
-
-    def _link_text(self, oid: pygit2.Oid) -> str:
-        return self.repo.blob_bytes(oid).decode("utf-8", "surrogateescape")
-
-    def _readlink_entry(self, entry: Optional[BlobEntry]) -> str:
-        """readlink of a found entry (None: a folder): EINVAL unless it is a link."""
-        if entry is None or entry.mode != FILEMODE_LINK:
-            raise FuseOSError(errno.EINVAL)
-        return self._link_text(entry.oid)
-
-    def _open_entry(self, path: str, entry: Optional[BlobEntry], pointer: Optional[Pointer] = None) -> int:
-        """open of a found entry for reading (None: a folder, EISDIR); `pointer`: an LFS file's."""
-        if entry is None:
-            raise FuseOSError(errno.EISDIR)
-        return self._open_blob(path, entry.oid, pointer)
-
-    def read(self, path, size, offset, fh):
-        try:
-            return self.handles.get(fh).data.read(size, offset)
-        except CorruptObject as error:
-            log.error("cannot read %s: %s", path, error)
-            raise FuseOSError(errno.EIO) from None
-
-    def release(self, path, fh):
-        open_file = self.handles.pop(fh)
-        if open_file is not None:
-            open_file.data.close()
-        return 0
-
-
 class CommitView(BlobView):
-    # Immutable content: the kernel may keep it in its page cache (see router.open).
-    kernel_cache = True
+    pages = Pages.KEEP  # immutable content
 
     def __init__(self, owner: Owner, repo: Repository, handles: HandleTable, *,
                  commit: pygit2.Oid, commit_time: int):

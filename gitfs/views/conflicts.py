@@ -13,17 +13,17 @@ from typing import Optional
 
 from mfusepy import FuseOSError
 
+from gitfs.cache_policy import Pages
 from gitfs.handles import HandleTable
 from gitfs.repo.conflicts import ConflictLog
 from gitfs.repo.errors import GitCoreError
 from gitfs.repo.repository import Repository, TreeItem
 from gitfs.views.base import Owner, directory_stat, is_write_open
-from gitfs.views.commit import BlobView, blob_stat
+from gitfs.views.blob import BlobView, blob_stat
 
 
 class ConflictsView(BlobView):
-    # Immutable content: the kernel may keep it in its page cache (see router.open).
-    kernel_cache = True
+    pages = Pages.KEEP  # immutable content
 
     def __init__(self, owner: Owner, log: ConflictLog, repo: Repository, handles: HandleTable, *, mount_time: int):
         super().__init__(owner)

@@ -19,7 +19,7 @@ from mfusepy import FuseOSError
 
 from gitfs.handles import HandleTable, OpenFile
 from gitfs.repo import beneath
-from gitfs.repo.repository import GIT_DIR, KEEP_FILE
+from gitfs.repo.repository import KEEP_FILE
 from gitfs.sync.jobs import CommitJob, PendingJobs
 from gitfs.sync.state import SyncState
 from gitfs.views import keep
@@ -36,15 +36,13 @@ class CurrentView(PassthroughView):
                  lfs_path: Callable[[str], bool] = lambda _relative: False,
                  lfs_placeholder: Callable[[str, int], bool] = lambda _relative, _fd: False,
                  lfs_size: Callable[[int, str, int], Optional[int]] = lambda _root_fd, _relative, _size: None):
-        super().__init__(owner, root)
-        self.handles = handles
+        super().__init__(owner, root, handles, extra_root_entries=extra_root_entries, lfs_placeholder=lfs_placeholder,
+                         reading=lambda: sync_state.mutation(changes=False))  # not while remote changes are applied
         self.sync_state = sync_state
         self.jobs = jobs
         self.max_size = max_size
         self.lfs_path = lfs_path  # Git LFS: whether a path's content goes to the LFS store (no max_size)
-        self.lfs_placeholder = lfs_placeholder  # Git LFS: whether an open file holds a pointer, not content
         self.lfs_size = lfs_size  # Git LFS: (root fd, path, size) -> the object's size if the file is its pointer
-        self.extra_root_entries = extra_root_entries
         self.kernel = kernel  # told when a change through one name changes a file's other names
 
     # -- helpers ------------------------------------------------------------
@@ -88,7 +86,7 @@ class CurrentView(PassthroughView):
         return OpenFile(path, fd=fd, writable=True, change="Update" if flags & os.O_TRUNC else None,
                         other_names=others)
 
-    # -- reading --------------------------------------------------------------
+    # -- reading --------------------------------------------------------------------
 
     def getattr(self, path, fh=None):
         attributes = super().getattr(path, fh)
@@ -100,47 +98,15 @@ class CurrentView(PassthroughView):
                 attributes["st_size"] = size
         return attributes
 
-    def readdir(self, path, fh):
-        return [name for name, _type in self.readdir_with_attrs(path)]
-
-    def readdir_with_attrs(self, path):
-        """The names with their file types (see fuse_binding.GitFSFUSE): `find -type f` and
-        `ls -R` learn what each entry is from the listing, without an lstat of each. The
-        attributes themselves are left to getattr (the kernel caches them)."""
-        with self._folder(self._relative(path)) as folder:
-            typed, placeholder = keep.typed_listing(folder)
-        hidden = {GIT_DIR} if path == "/" else set()
-        if placeholder:
-            hidden.add(KEEP_FILE)
-        entries: list[tuple[str, Optional[int]]] = [(".", stat.S_IFDIR), ("..", stat.S_IFDIR)]
-        entries.extend(entry for entry in typed if entry[0] not in hidden)
-        if path == "/":
-            entries.extend((name, None) for name in self.extra_root_entries)
-        return entries
+    # -- opening ----------------------------------------------------------------------
 
     def open(self, path, flags):
-        relative = self._relative(path)
-        if is_write_open(flags):
-            with self.sync_state.mutation():
-                # The kernel gives append offsets: O_APPEND would write them at the end again.
-                fd = beneath.open_beneath(self.root_fd, relative, flags & ~os.O_APPEND)
-                return self.handles.add(self._written(path, fd, flags))
-        with self.sync_state.mutation(changes=False):  # not while remote changes are applied
-            fd = beneath.open_beneath(self.root_fd, relative, flags)
-            if self.lfs_placeholder(relative, fd):  # an LFS object that could not be had: never its pointer
-                os.close(fd)
-                raise FuseOSError(errno.EIO)
-            return self.handles.add(OpenFile(path, fd=fd))
-
-    def _fd(self, fh: int) -> int:
-        """The descriptor of a file this view opened (every one of them has one)."""
-        fd = self.handles.get(fh).fd
-        if fd is None:
-            raise FuseOSError(errno.EBADF)
-        return fd
-
-    def read(self, path, size, offset, fh):
-        return os.pread(self._fd(fh), size, offset)
+        if not is_write_open(flags):
+            return super().open(path, flags)
+        with self.sync_state.mutation():
+            # The kernel gives append offsets: O_APPEND would write them at the end again.
+            fd = beneath.open_beneath(self.root_fd, self._relative(path), flags & ~os.O_APPEND)
+            return self.handles.add(self._written(path, fd, flags))
 
     # -- writing files -------------------------------------------------------------
 
@@ -181,29 +147,15 @@ class CurrentView(PassthroughView):
             self._queue(f"Update {path}", add=[path])
         self._other_names_changed(file, [folder_of(path)], besides=path)
 
-    def flush(self, path, fh):
-        return 0
-
     def fsync(self, path, datasync, fh):
         fd = self._fd(fh)
         os.fdatasync(fd) if datasync else os.fsync(fd)
         return 0
 
-    def release(self, path, fh):
-        try:
-            open_file = self.handles.get(fh)
-        except KeyError:
-            return 0
-        try:
-            if open_file.fd is not None:
-                os.close(open_file.fd)
-            if open_file.change is not None:
-                # Named after the path at release: the file may have been renamed while open.
-                self._queue(f"{open_file.change} {open_file.path}", add=[open_file.path])
-        finally:
-            # Last: a sync asked for now waits for this entry to go, and then finds the job.
-            self.handles.pop(fh)
-        return 0
+    def _released(self, open_file: OpenFile) -> None:
+        if open_file.change is not None:
+            # Named after the path at release: the file may have been renamed while open.
+            self._queue(f"{open_file.change} {open_file.path}", add=[open_file.path])
 
     # -- names ---------------------------------------------------------------------
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import time
-from typing import Optional
 
 from mfusepy import FuseOSError
 
@@ -13,17 +12,44 @@ from gitfs.views.base import Owner, ReadOnlyView, directory_stat
 
 
 class HistoryView(ReadOnlyView):
-    def __init__(self, owner: Owner, days: CommitDays, *, day: Optional[str] = None, mount_time: int = 0):
+    """history/: a folder per local day with commits."""
+
+    def __init__(self, owner: Owner, days: CommitDays, *, mount_time: int = 0):
         super().__init__(owner)
         self.days = days
-        self.day = day
         self.mount_time = mount_time
 
     def getattr(self, path, fh=None):
-        if self.day is None:
-            if path != "/":
-                raise FuseOSError(errno.ENOENT)
-            return directory_stat(self.owner, self._newest_time())
+        if path != "/":
+            raise FuseOSError(errno.ENOENT)
+        return directory_stat(self.owner, self._newest_time())
+
+    def readdir(self, path, fh):
+        return [".", "..", *self.days.days()]
+
+    def readdir_with_attrs(self, path):
+        """readdir with each folder's attributes (see fuse_binding.GitFSFUSE): no LOOKUP per entry after."""
+        if path != "/":
+            raise FuseOSError(errno.ENOENT)
+        entries: list = [(".", None), ("..", None)]
+        for day, (first, last) in self.days.spans():
+            entries.append((day, directory_stat(self.owner, last, first)))
+        return entries
+
+    def _newest_time(self) -> int:
+        newest = self.days.newest_time()
+        return newest if newest is not None else self.mount_time or int(time.time())
+
+
+class DayView(ReadOnlyView):
+    """history/<day>/: a folder per commit of that day (the commit route serves each)."""
+
+    def __init__(self, owner: Owner, days: CommitDays, day: str):
+        super().__init__(owner)
+        self.days = days
+        self.day = day
+
+    def getattr(self, path, fh=None):
         span = self.days.span(self.day)
         if span is None or path != "/":
             # path != "/" is a commit folder name the commit route did not match
@@ -32,8 +58,6 @@ class HistoryView(ReadOnlyView):
         return directory_stat(self.owner, last, first)
 
     def readdir(self, path, fh):
-        if self.day is None:
-            return [".", "..", *self.days.days()]
         names = self.days.names(self.day)
         if names is None or path != "/":
             raise FuseOSError(errno.ENOENT)
@@ -41,20 +65,10 @@ class HistoryView(ReadOnlyView):
 
     def readdir_with_attrs(self, path):
         """readdir with each folder's attributes (see fuse_binding.GitFSFUSE): no LOOKUP per entry after."""
-        entries: list = [(".", None), ("..", None)]
-        if self.day is None:
-            if path != "/":
-                raise FuseOSError(errno.ENOENT)
-            for day, (first, last) in self.days.spans():
-                entries.append((day, directory_stat(self.owner, last, first)))
-            return entries
         commits = self.days.entries(self.day)
         if commits is None or path != "/":
             raise FuseOSError(errno.ENOENT)
+        entries: list = [(".", None), ("..", None)]
         for name, timestamp in commits:
             entries.append((name, directory_stat(self.owner, timestamp)))
         return entries
-
-    def _newest_time(self) -> int:
-        newest = self.days.newest_time()
-        return newest if newest is not None else self.mount_time or int(time.time())

@@ -1,7 +1,7 @@
 """Hard links in current/: the kernel's view of a file's other names.
 
 libfuse's high-level API gives each name its own node, so the kernel caches each
-name's attributes (and pages) apart, for an hour (router.ATTR_TIMEOUT). A change
+name's attributes (and pages) apart, for an hour (cache_policy.ATTRIBUTES). A change
 through one name (chmod, a write, truncate, new times, a link added or removed)
 changes the file under its other names too: CurrentView tells the kernel to forget
 what it holds of the other names in the same folder. Names in other folders are not

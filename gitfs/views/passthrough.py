@@ -1,4 +1,6 @@
-"""PassthroughView: os.* on the clone's working tree, through one directory fd.
+"""PassthroughView: the working tree read (os.* on the clone, through one directory
+fd): attributes, links, listings, opening for reading and reading. CurrentView adds
+the writes.
 
 Every call names its path relative to an fd of the clone's root (the *at forms
 of the system calls: openat, fstatat, mkdirat, renameat...), never as an
@@ -20,14 +22,18 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 import weakref
 from collections.abc import Iterator
+from typing import Callable, Optional
 
 from mfusepy import FuseOSError
 
+from gitfs.handles import HandleTable, OpenFile
 from gitfs.repo import beneath
-from gitfs.repo.repository import GIT_DIR
-from gitfs.views.base import Owner, View
+from gitfs.repo.repository import GIT_DIR, KEEP_FILE
+from gitfs.views import keep
+from gitfs.views.base import Owner, View, is_write_open
 
 CLONE_GIT_DIR = "/" + GIT_DIR
 
@@ -42,11 +48,18 @@ def refuse_non_utf8(path: str) -> None:
 
 
 class PassthroughView(View):
-    """Maps calls 1:1 onto os.* relative to the root of `root` (the clone's working tree)."""
+    """Maps reading calls 1:1 onto os.* relative to the root of `root` (the clone's
+    working tree); opening for writing is EROFS here. Open files live in `handles`."""
 
-    def __init__(self, owner: Owner, root: str):
+    def __init__(self, owner: Owner, root: str, handles: HandleTable, *, extra_root_entries: tuple[str, ...] = (),
+                 lfs_placeholder: Callable[[str, int], bool] = lambda _relative, _fd: False,
+                 reading: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext):
         super().__init__(owner)
         self.root = root
+        self.handles = handles
+        self.extra_root_entries = extra_root_entries  # listed in the root (history/ when current_path=/)
+        self.lfs_placeholder = lfs_placeholder  # Git LFS: whether an open file holds a pointer, not content
+        self.reading = reading  # held while a file is opened for reading
         self.root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
         # The router's view cache may drop this view while calls are in flight: the fd
         # is closed once the last of them lets go of the view, never under one.
@@ -93,3 +106,62 @@ class PassthroughView(View):
             if not os.access(name, amode, dir_fd=folder, follow_symlinks=False):
                 raise FuseOSError(errno.EACCES)
         return 0
+
+    def readdir(self, path, fh):
+        return [name for name, _type in self.readdir_with_attrs(path)]
+
+    def readdir_with_attrs(self, path):
+        """The names with their file types (see fuse_binding.GitFSFUSE): `find -type f` and
+        `ls -R` learn what each entry is from the listing, without an lstat of each. The
+        attributes themselves are left to getattr (the kernel caches them)."""
+        with self._folder(self._relative(path)) as folder:
+            typed, placeholder = keep.typed_listing(folder)
+        hidden = {GIT_DIR} if path == "/" else set()
+        if placeholder:
+            hidden.add(KEEP_FILE)
+        entries: list[tuple[str, Optional[int]]] = [(".", stat.S_IFDIR), ("..", stat.S_IFDIR)]
+        entries.extend(entry for entry in typed if entry[0] not in hidden)
+        if path == "/":
+            entries.extend((name, None) for name in self.extra_root_entries)
+        return entries
+
+    def open(self, path, flags):
+        if is_write_open(flags):
+            raise FuseOSError(errno.EROFS)
+        relative = self._relative(path)
+        with self.reading():
+            fd = beneath.open_beneath(self.root_fd, relative, flags)
+            if self.lfs_placeholder(relative, fd):  # an LFS object that could not be had: never its pointer
+                os.close(fd)
+                raise FuseOSError(errno.EIO)
+            return self.handles.add(OpenFile(path, fd=fd))
+
+    def _fd(self, fh: int) -> int:
+        """The descriptor of a file this view opened (every one of them has one)."""
+        fd = self.handles.get(fh).fd
+        if fd is None:
+            raise FuseOSError(errno.EBADF)
+        return fd
+
+    def read(self, path, size, offset, fh):
+        return os.pread(self._fd(fh), size, offset)
+
+    def flush(self, path, fh):
+        return 0
+
+    def release(self, path, fh):
+        try:
+            open_file = self.handles.get(fh)
+        except KeyError:
+            return 0
+        try:
+            if open_file.fd is not None:
+                os.close(open_file.fd)
+            self._released(open_file)
+        finally:
+            # Last: a sync asked for now waits for this entry to go, and then finds the job.
+            self.handles.pop(fh)
+        return 0
+
+    def _released(self, open_file: OpenFile) -> None:
+        """What a closed file leaves behind, before its handle goes (CurrentView: a commit job)."""

@@ -14,18 +14,17 @@ from typing import Optional
 
 from mfusepy import FuseOSError
 
+from gitfs.cache_policy import Pages
 from gitfs.handles import HandleTable
-from gitfs.lfs.pointer import Pointer
 from gitfs.repo.errors import NotADirectory, PathNotFound
-from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_LINK, FILEMODE_TREE, Repository, TreeItem
+from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_TREE, Repository, TreeItem
 from gitfs.repo.versions import FileVersions, Version
 from gitfs.views.base import Owner, directory_stat, is_write_open
-from gitfs.views.commit import BlobView, blob_stat
+from gitfs.views.blob import BlobView, blob_stat
 
 
 class VersionsView(BlobView):
-    # A version's bytes never change: the kernel may keep them (see router.open).
-    kernel_cache = True
+    pages = Pages.KEEP  # a version's bytes never change
 
     def __init__(self, owner: Owner, repo: Repository, versions: FileVersions, handles: HandleTable, *,
                  mount_time: int):
@@ -78,17 +77,12 @@ class VersionsView(BlobView):
         return directory_stat(self.owner, newest[-1].commit_time if newest else self.mount_time,
                               newest[0].commit_time if newest else None)
 
-    def _version_stat(self, file_path: str, version: Version) -> dict:
-        size = self.repo.blob_size(version.oid)
-        pointer = self._pointer(file_path, version, size)
-        return blob_stat(self.owner, version.mode, size if pointer is None else pointer.size, version.commit_time)
+    def _item(self, file_path: str, version: Version) -> TreeItem:
+        """The version as a file of its commit: its size, and its LFS object if it has one."""
+        return self.repo.blob_item(version.name, version.mode, version.oid, file_path, version.commit)
 
-    def _pointer(self, file_path: str, version: Version, size: Optional[int] = None) -> Optional[Pointer]:
-        """The LFS object the version stands for, if it is an LFS file's pointer."""
-        if version.mode == FILEMODE_LINK:
-            return None
-        size = self.repo.blob_size(version.oid) if size is None else size
-        return self.repo.lfs_pointer(version.oid, size, file_path, version.commit)
+    def _version_stat(self, file_path: str, version: Version) -> dict:
+        return blob_stat(self.owner, version.mode, self._item(file_path, version).size, version.commit_time)
 
     def readdir(self, path, fh):
         item, file_path, version = self._find(path)
@@ -120,4 +114,4 @@ class VersionsView(BlobView):
         if is_write_open(flags):
             raise FuseOSError(errno.EROFS)
         _item, file_path, version = self._find(path)
-        return self._open_entry(path, version, self._pointer(file_path, version) if version is not None else None)
+        return self._open_entry(path, version, self._item(file_path, version).pointer if version is not None else None)

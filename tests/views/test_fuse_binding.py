@@ -18,8 +18,9 @@ import stat
 import mfusepy
 import pytest
 
+from gitfs.cache_policy import ATTRIBUTES, ENTRIES, PAGES
 from gitfs.fuse_binding import FUSE_CAP_READDIRPLUS_AUTO, FUSE_FILL_DIR_PLUS, FUSE_READDIR_PLUS, GitFSFUSE
-from gitfs.router import ATTR_TIMEOUT, ENTRY_TIMEOUT, Router
+from gitfs.router import Router
 
 READDIR_FUSE_3 = ["self", "path", "buf", "filler", "offset", "fip", "flags"]
 
@@ -118,8 +119,9 @@ def test_init_with_config_sets_only_fields_libfuse_reads():
                     disk_figures=dict)
     router.init_with_config(conn, config)
     assert vars(config) == {} and vars(conn) == {}
-    assert (config.entry_timeout, config.attr_timeout, config.negative_timeout) == (ENTRY_TIMEOUT, ATTR_TIMEOUT, 0)
-    assert (config.auto_cache, config.ac_attr_timeout_set, config.ac_attr_timeout) == (1, 1, ATTR_TIMEOUT)
+    timeouts = (config.entry_timeout, config.attr_timeout, config.negative_timeout)
+    assert timeouts == (ENTRIES.seconds, ATTRIBUTES.seconds, 0)
+    assert (config.auto_cache, config.ac_attr_timeout_set, config.ac_attr_timeout) == (1, 1, PAGES.seconds)
     assert conn.want == 1
 
 

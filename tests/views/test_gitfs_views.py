@@ -11,7 +11,7 @@ from gitfs.repo.days import CommitDays
 from gitfs.repo.repository import Repository
 from gitfs.repo.versions import FileVersions
 from gitfs.views.commit_link import CommitLinkView
-from gitfs.views.status import StatusView
+from gitfs.views.generated_files import GeneratedFilesView
 from gitfs.views.versions import VersionsView
 from helpers import OWNER, Remote, commit_with, errno_of
 
@@ -64,8 +64,8 @@ def test_commit_link_view(repo):
 
 
 def test_status_folder_serves_its_files_and_lists_the_folders_beside_them():
-    view = StatusView(OWNER, {"status": lambda: b"{}\n", "metrics": lambda: b"# m\n"}, HandleTable(), mount_time=0,
-                      folders=("conflicts", "versions"))
+    view = GeneratedFilesView(OWNER, {"status": lambda: b"{}\n", "metrics": lambda: b"# m\n"}, HandleTable(),
+                              mount_time=0, folders=("conflicts", "versions"))
     assert view.readdir("/", None) == [".", "..", "status", "metrics", "conflicts", "versions"]
     assert view.getattr("/metrics")["st_size"] == 4
     fh = view.open("/metrics", os.O_RDONLY)

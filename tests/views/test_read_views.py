@@ -14,7 +14,7 @@ from gitfs.repo.days import CommitDays
 from gitfs.routes import build_routes
 from gitfs.views.base import NS, statvfs_dict
 from gitfs.views.commit import CommitView
-from gitfs.views.history import HistoryView
+from gitfs.views.history import DayView, HistoryView
 from gitfs.views.index import IndexView
 from helpers import OWNER, CountingRepository, Remote, commit_time, commit_with, errno_of
 
@@ -119,7 +119,7 @@ def test_history_root_lists_days_newest_first(history_remote, days):
 
 
 def test_day_lists_commits_oldest_first_with_first_and_last_times(history_remote, days):
-    view = HistoryView(OWNER, days, day="2020-01-02")
+    view = DayView(OWNER, days, "2020-01-02")
     assert view.readdir("/", None) == [".", "..", "09-00-00-" + history_remote.first[:10],
                                        "10-00-00-" + history_remote.second[:10]]
     attrs = view.getattr("/")
@@ -131,7 +131,7 @@ def test_day_lists_commits_oldest_first_with_first_and_last_times(history_remote
 
 @pytest.mark.parametrize("day", ["2020-01-03", "2019-12-31", "2020-1-2", "junk"])
 def test_unknown_day_is_enoent_not_einval(days, day):
-    view = HistoryView(OWNER, days, day=day)
+    view = DayView(OWNER, days, day)
     assert errno_of(view.getattr, "/") == errno.ENOENT
     assert errno_of(view.readdir, "/", None) == errno.ENOENT
     assert errno_of(view.open, "/", os.O_RDONLY) == errno.ENOENT
@@ -139,13 +139,13 @@ def test_unknown_day_is_enoent_not_einval(days, day):
 
 
 def test_unmatched_name_inside_a_day_is_enoent(days):
-    view = HistoryView(OWNER, days, day="2020-01-02")
+    view = DayView(OWNER, days, "2020-01-02")
     assert errno_of(view.getattr, "/junk") == errno.ENOENT
     assert errno_of(view.readdir, "/junk", None) == errno.ENOENT
 
 
 def test_history_mutations_are_erofs(days):
-    for view in (HistoryView(OWNER, days), HistoryView(OWNER, days, day="2020-01-02")):
+    for view in (HistoryView(OWNER, days), DayView(OWNER, days, "2020-01-02")):
         for name, args in MUTATIONS:
             assert errno_of(getattr(view, name), *args) == errno.EROFS, name
         for flags in WRITE_FLAGS:
@@ -241,14 +241,14 @@ def test_historyreaddir_with_attrs_matches_getattr(history_remote, days):
     entries = root.readdir_with_attrs("/")
     assert [name for name, _attrs in entries] == root.readdir("/", None)
     for day, attrs in entries[2:]:
-        view = HistoryView(OWNER, days, day=day)
+        view = DayView(OWNER, days, day)
         assert attrs == view.getattr("/"), day
         names = view.readdir_with_attrs("/")
         assert [name for name, _attrs in names] == view.readdir("/", None)
         for name, commit_attrs in names[2:]:
             oid, when = days.commit(day, name)
             assert commit_attrs["st_mtime"] == when * NS and stat.S_ISDIR(commit_attrs["st_mode"])
-    assert errno_of(HistoryView(OWNER, days, day="2020-01-03").readdir_with_attrs, "/") == errno.ENOENT
+    assert errno_of(DayView(OWNER, days, "2020-01-03").readdir_with_attrs, "/") == errno.ENOENT
 
 
 def test_read_past_the_end_and_at_offsets(history_remote, repo):
@@ -398,7 +398,7 @@ def test_router_serves_history_paths_and_enoent_for_wrong_commits(history_remote
             return HistoryView(OWNER, days)
 
         def day(self, day):
-            return HistoryView(OWNER, days, day=day)
+            return DayView(OWNER, days, day)
 
         def commit(self, day, name):
             found = days.commit(day, name)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from mfusepy import FuseOSError
 
+from gitfs.cache_policy import Pages
 from gitfs.handles import HandleTable, OpenFile
 from gitfs.views.base import NS, Owner, ReadOnlyView, directory_stat, is_write_open
 
@@ -23,9 +24,8 @@ STATUS_FILE = "status"
 METRICS_FILE = "metrics"
 
 
-class StatusView(ReadOnlyView):
-    # Its size changes between stat and read: bypass the page cache (see router.open).
-    direct_io = True
+class GeneratedFilesView(ReadOnlyView):
+    pages = Pages.NEVER  # its size changes between stat and read
 
     def __init__(self, owner: Owner, files: Mapping[str, Callable[[], bytes]], handles: HandleTable, *,
                  mount_time: int, folders: Sequence[str] = ()):

@@ -1,0 +1,158 @@
+"""What the kernel may keep of the mount, for how long, and what GitFS makes it forget.
+
+The table below is the whole policy; the router applies it to libfuse's configuration
+and to each open file, GitFSFUSE.opendir to each folder, and the two forgetters below
+(fed to the sync cycle and to the repository's branch-moved hook) say what goes when
+something changes behind the kernel's back. fuse_binding.KernelCache is the mechanism
+(libfuse's notifications); this module decides what to hand it.
+
+Behind the kernel's back, only two things change: the branch moves (a commit, the
+remote's commits brought in), which changes history/; and the remote's changes land in
+the working tree. Everything else changes through the mount, and the kernel updates its
+cache for those itself, but for a hard link's other names in the same folder, which
+CurrentView names (views/links.py: libfuse's high-level API gives each name its own node).
+
+Not forgotten, so possibly stale for up to ATTRIBUTES.seconds: a hard link's names in
+other folders, changes made directly in the clone while mounted, and the size `stat`
+shows for .gitfs/status and .gitfs/metrics (their content is read with direct_io).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
+from typing import Any, Optional, Protocol
+
+
+@dataclass(frozen=True)
+class Rule:
+    kept: str  # what the kernel keeps
+    seconds: Optional[float]  # for how long at most; None: until GitFS says otherwise
+    forgotten_when: str  # what GitFS tells it to forget, and when
+
+
+ENTRIES = Rule("a name found in a folder", 3600.0,
+               "a remote change removed or replaced it (WorktreeForgetter); the branch moved, "
+               "for history/ and the days that changed (HistoryForgetter)")
+ATTRIBUTES = Rule("a path's attributes", 3600.0,
+                  "a remote change wrote it or a path below it; a change through another name "
+                  "of the same hard link in its folder (views/links.py)")
+MISSING = Rule("a name found missing", 0.0,
+               "never kept: a name that appears on the remote must show at once")
+PAGES = Rule("an open file's pages", 3600.0,
+             "at open, when mtime or size changed (checked once per `seconds`); a remote change "
+             "wrote the file; per view, see Pages")
+LISTINGS = Rule("the listing of a folder under history/ (libfuse >= 3.16)", None,
+                "the branch moved: history/ and the days that gained or lost commits")
+TABLE = (ENTRIES, ATTRIBUTES, MISSING, PAGES, LISTINGS)
+
+
+class Pages(enum.Enum):
+    """What the kernel may do with a file's pages; each view declares one (View.pages)."""
+
+    UNTIL_CHANGED = "until_changed"  # kept across opens while mtime and size are unchanged
+    KEEP = "keep"  # immutable content: kept across opens without asking
+    NEVER = "never"  # rendered at open, its size unknown at stat time: every read comes to GitFS
+
+
+def configure(config: Any) -> None:
+    """libfuse's struct fuse_config (global: it covers every view)."""
+    config.entry_timeout = ENTRIES.seconds
+    config.attr_timeout = ATTRIBUTES.seconds
+    config.negative_timeout = MISSING.seconds
+    # Pages.UNTIL_CHANGED: cached pages stay across opens while mtime and size are
+    # unchanged (a remote change replaces the file: new mtime, pages dropped).
+    config.auto_cache = 1
+    # libfuse checks that (a getattr into GitFS at an open) at most once per PAGES.seconds,
+    # not once a second: the remote's changes drop the pages themselves (WorktreeForgetter),
+    # and the kernel updates its pages for its own writes.
+    config.ac_attr_timeout_set = 1
+    config.ac_attr_timeout = PAGES.seconds
+
+
+def open_file(file_info: Any, pages: Pages) -> None:
+    """libfuse's struct fuse_file_info of a file a view opened."""
+    if pages is Pages.KEEP:
+        file_info.keep_cache = 1
+    elif pages is Pages.NEVER:
+        file_info.direct_io = 1
+
+
+def listing_kept(path: bytes, history: bytes) -> bool:
+    """Whether the kernel may keep the listing of a folder (LISTINGS): history/ and below."""
+    return bool(history) and (path == history or path.startswith(history + b"/"))
+
+
+def mount_prefix(folder: str) -> str:
+    """The mount path of a top folder option (`current`, `history`); "" for `/` (the root)."""
+    folder = folder.strip("/")
+    return f"/{folder}" if folder else ""
+
+
+class Kernel(Protocol):
+    """fuse_binding.KernelCache, as the forgetters use it."""
+
+    @property
+    def active(self) -> bool: ...
+    def node_ids(self, paths: Iterable[str]) -> dict[str, int]: ...
+    def invalidate(self, paths: Iterable[str]) -> None: ...
+    def invalidate_while_serving(self, paths: Iterable[str]) -> None: ...
+    def forget_entries(self, parents: dict[str, int], removed: Iterable[str]) -> None: ...
+
+
+class WorktreeForgetter:
+    """What the kernel forgets of current/ (worktree.WorktreeKernelView and
+    views.links.KernelAttributes): relative paths of the working tree to mount paths."""
+
+    def __init__(self, kernel: Kernel, prefix: str):
+        self.kernel = kernel
+        self.prefix = prefix  # "/current", or "" when current_path=/
+
+    def _mount_path(self, relative: str) -> str:
+        relative = relative.strip("/")
+        return f"{self.prefix}/{relative}" if relative else (self.prefix or "/")
+
+    def forget_attributes(self, paths: Collection[str]) -> None:
+        """A hard link's other names ("/d/f"), from the FUSE call that changed the file."""
+        self.kernel.invalidate_while_serving([self._mount_path(path) for path in paths])
+
+    def changed(self, paths: Collection[str], removed: Collection[str]) -> None:
+        """A remote change landed: `paths` written or removed, `removed` gone or replaced."""
+        gone = set(removed)
+        # The highest removed paths only: forgetting a folder's name forgets all below it.
+        tops = [path for path in sorted(gone) if not any(parent in gone for parent in _parents(path))]
+        # Node ids of their folders, which exist now (a removed one would be in `gone`).
+        folders = sorted({path.rsplit("/", 1)[0] if "/" in path else "" for path in tops})
+        nodes = self.kernel.node_ids(self._mount_path(folder) for folder in folders)
+        self.kernel.forget_entries(nodes, [self._mount_path(path) for path in tops])
+        changed = set(paths)
+        for path in paths:
+            changed.update(_parents(path))
+        self.kernel.invalidate(self._mount_path(path) for path in sorted(changed))
+
+
+class HistoryForgetter:
+    """What the kernel forgets of history/ when the branch moves (Repository.on_branch_moved):
+    the listings and attributes of history/ and of the days that gained or lost commits."""
+
+    def __init__(self, kernel: Kernel, prefix: str, *, new_days: Callable[[Any, Any], Optional[Iterable[str]]],
+                 all_days: Callable[[], Iterable[str]]):
+        self.kernel = kernel
+        self.prefix = prefix  # "/history"
+        self.new_days = new_days  # (old tip, new tip) -> days of the commits between; None if not a fast-forward
+        self.all_days = all_days
+
+    def branch_moved(self, old: Any, new: Any) -> None:
+        if not self.kernel.active:
+            return
+        days = self.new_days(old, new) if old is not None else None
+        if days is None:  # rewritten: any day may have lost or gained commits
+            days = self.all_days()
+        self.kernel.invalidate([self.prefix, *(f"{self.prefix}/{day}" for day in sorted(set(days)))])
+
+
+def _parents(path: str) -> list[str]:
+    """The folders above a relative path, up to the root ("")."""
+    parts = path.strip("/").split("/")
+    return ["/".join(parts[:depth]) for depth in range(len(parts) - 1, -1, -1)]
