@@ -30,6 +30,7 @@ from typing import Any, Optional
 import mfusepy
 
 from gitfs import cache_policy
+from gitfs.views.base import StampedStat
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +129,9 @@ class GitFSFUSE(mfusepy.FUSE):
             encoding, errors, use_ns = self.encoding, self.errors, self.use_ns
             stats: dict[int, mfusepy.c_stat] = {}  # attrs dicts are often shared: fill each once
             typed: dict[int, mfusepy.c_stat] = {}
+            # One struct per StampedStat template, its times set for each entry: libfuse
+            # copies the attributes before the filler returns.
+            stamped: dict[int, mfusepy.c_stat] = {}
             position = offset
             for item in items[offset:]:
                 position += 1
@@ -137,6 +141,14 @@ class GitFSFUSE(mfusepy.FUSE):
                     name, attrs = item[0], item[1]
                 if attrs is None:
                     full = filler(buf, name.encode(encoding, errors), None, position, 0)
+                elif type(attrs) is StampedStat:  # a template's struct with its own times
+                    st = stamped.get(id(attrs.template))
+                    if st is None:
+                        st = stamped[id(attrs.template)] = mfusepy.c_stat()
+                        mfusepy.set_st_attrs(st, attrs.template, use_ns=use_ns)
+                    seconds = attrs.seconds
+                    st.st_atimespec.tv_sec = st.st_mtimespec.tv_sec = st.st_ctimespec.tv_sec = seconds
+                    full = filler(buf, name.encode(encoding, errors), ctypes.byref(st), position, FUSE_FILL_DIR_PLUS)
                 elif isinstance(attrs, int):  # the type alone: the entry's d_type, no attributes
                     st = typed.get(attrs)
                     if st is None:

@@ -85,7 +85,7 @@ class Mount:
         # Git LFS: a pointer blob of a filter=lfs path reads as its object (gitfs/lfs).
         repo.lfs = lfs_setup.content_for(repo, options.remote_url, credentials=credentials, enabled=options.lfs,
                                          url_option=options.lfs_url, on_missing=self._lfs_missing,
-                                         on_transfer=self.metrics.lfs_transfer)
+                                         on_found=self.status.lfs_found, on_transfer=self.metrics.lfs_transfer)
         lfs_checkout.check_out_tip(repo)  # the working tree's LFS files hold their content
         remote = RemoteLink(repo, credentials, status=self.status, metrics=self.metrics)
         # A read-only mount follows the remote and never commits or pushes (read_only.py).
@@ -206,7 +206,8 @@ class Views:
         extra = (self.options.history_path,) if not self.options.current_path else ()
         return CurrentView(self.owner, self.repo.workdir, self.handles, self.sync_state, self.jobs,
                            max_size=self.options.max_size_bytes, extra_root_entries=extra,
-                           kernel=self.worktree_kernel, lfs_path=self._lfs_path, lfs_placeholder=self._lfs_placeholder)
+                           kernel=self.worktree_kernel, lfs_path=self._lfs_path, lfs_placeholder=self._lfs_placeholder,
+                           lfs_size=self._lfs_size)
 
     def _lfs_path(self, relative: str) -> bool:
         """Whether a working-tree path is an LFS file's (Git LFS on, a filter=lfs rule)."""
@@ -215,6 +216,10 @@ class Views:
     def _lfs_placeholder(self, relative: str, fd: int) -> bool:
         """Whether an open working file holds an LFS pointer's text (its object could not be had)."""
         return self.repo.lfs is not None and lfs_checkout.holds_pointer(self.repo.git, relative, fd)
+
+    def _lfs_size(self, root_fd: int, relative: str, size: int) -> Optional[int]:
+        """The object's size for a working file left holding an LFS pointer's text, else None."""
+        return lfs_checkout.shown_size(self.repo.lfs, root_fd, relative, size)
 
     def index(self) -> IndexView:
         return IndexView(self.owner, entries=[self.options.current_path, self.options.history_path],

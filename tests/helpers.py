@@ -472,6 +472,16 @@ class LfsRemote(Remote):
         return self.bare / "lfs" / "objects" / oid[:2] / oid[2:4] / oid
 
 
+# git's own view of a clone with git-lfs's filters given on the command line: the
+# mount's clone is left as GitFS made it.
+LFS_FILTERS = ["-c", "filter.lfs.clean=git-lfs clean -- %f", "-c", "filter.lfs.smudge=git-lfs smudge -- %f",
+               "-c", "filter.lfs.process=git-lfs filter-process", "-c", "filter.lfs.required=true"]
+
+
+def git_status_with_lfs(clone) -> str:
+    return git(*LFS_FILTERS, "status", "--porcelain", cwd=clone)
+
+
 def push_without_git_lfs(remote, tmp_path, files: dict[str, bytes]) -> str:
     """Commit and push files from a clone without git-lfs: pointers go up without objects."""
     plain = tmp_path / "plain"

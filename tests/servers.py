@@ -196,30 +196,42 @@ class GitDaemon:
 
 # -- HTTP(S): nginx + fcgiwrap + git http-backend ------------------------------------------
 
-def lfs_locations(giftless_port: int, htpasswd: Path) -> str:
+NGINX_STREAM_MODULE = "/usr/lib/nginx/modules/ngx_stream_module.so"  # Debian's libnginx-mod-stream
+
+
+def lfs_locations(giftless_port: int, htpasswd: Path, storage_port: int | None = None) -> str:
     """nginx locations for LFS under any repository path: the batch API with the same basic
     auth as git (Authorization not passed on: giftless lets anyone in behind it), the object
-    storage without (giftless checks its own bearer token there)."""
-    proxy = f"""
+    storage without (giftless checks its own bearer token there), through storage_port if
+    given (the upload-rate limit: HttpServer)."""
+    def proxy(port: int) -> str:
+        return f"""
                 client_max_body_size 0;
-                proxy_pass http://127.0.0.1:{giftless_port};
+                proxy_pass http://127.0.0.1:{port};
                 proxy_set_header Host $http_host;
                 proxy_set_header X-Forwarded-Proto $scheme;
                 proxy_request_buffering off;
                 proxy_buffering off;
                 proxy_read_timeout 300s;"""
     return f"""
-            location ~ ^/.+\\.git/info/lfs/objects/storage/ {{{proxy}
+            location ~ ^/.+\\.git/info/lfs/objects/storage/ {{{proxy(storage_port or giftless_port)}
             }}
             location ~ ^/.+\\.git/info/lfs/ {{
                 auth_basic "git";
                 auth_basic_user_file {htpasswd};
-                proxy_set_header Authorization "";{proxy}
+                proxy_set_header Authorization "";{proxy(giftless_port)}
             }}"""
 
 
 class HttpServer:
-    def __init__(self, directory: Path, project_root: Path, test_ca, giftless_port: int | None = None):
+    """nginx serving git over HTTP and HTTPS, and giftless's LFS API if giftless_port is given.
+    lfs_upload_rate (nginx's rate, "2m": bytes a second) slows what clients send to the LFS
+    object storage: nginx's http module limits only responses, so the storage location goes
+    through a stream proxy of the same nginx (ngx_stream_module) whose proxy_upload_rate
+    holds the request body back; the client's upload is paced by that."""
+
+    def __init__(self, directory: Path, project_root: Path, test_ca, giftless_port: int | None = None,
+                 lfs_upload_rate: str | None = None):
         self.directory = directory
         self.http_port = free_port()
         self.https_port = free_port()
@@ -249,10 +261,23 @@ class HttpServer:
                 fastcgi_param SERVER_PROTOCOL $server_protocol;
                 fastcgi_param GATEWAY_INTERFACE CGI/1.1;
             }}"""
+        load_stream, stream = "", ""
         if giftless_port is not None:
-            location += lfs_locations(giftless_port, self.lfs_htpasswd)
+            storage_port = None
+            if lfs_upload_rate is not None:
+                storage_port = free_port()
+                load_stream = f"load_module {NGINX_STREAM_MODULE};"
+                stream = f"""
+stream {{
+    server {{
+        listen 127.0.0.1:{storage_port};
+        proxy_pass 127.0.0.1:{giftless_port};
+        proxy_upload_rate {lfs_upload_rate};
+    }}
+}}"""
+            location += lfs_locations(giftless_port, self.lfs_htpasswd, storage_port)
         self.config = directory / "nginx.conf"
-        self.config.write_text(f"""
+        self.config.write_text(f"""{load_stream}
 user root root;
 worker_processes 1;
 daemon off;
@@ -277,7 +302,7 @@ http {{
         ssl_certificate_key {test_ca.server_key};
         {location}
     }}
-}}
+}}{stream}
 """)
         self.processes: list[subprocess.Popen] = []
 

@@ -10,18 +10,24 @@ content to write.
 
 An object that cannot be had is reported (LfsContent.missing) and its file keeps the
 pointer's text, which staging commits as that same pointer: never as a deletion or a
-change.
+change. Such a file is remembered (LfsContent.left_as_pointer): each round of the fetch
+worker tries its object again (`download_placeholders`, network, no freeze), and once it
+is here the sync cycle puts the content in (`fill_placeholders`: the copy is made
+beforehand, under the freeze only a rename over a file that still holds the pointer's
+text, and the pointer staged again with the new file's stat data).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
 import stat
 import tempfile
 from collections.abc import Iterable
-from typing import BinaryIO, Optional, cast
+from dataclasses import dataclass
+from typing import BinaryIO, Callable, Optional, cast
 
 import pygit2
 
@@ -30,6 +36,7 @@ from gitfs.lfs.content import LfsContent
 from gitfs.lfs.errors import LfsError, UnsupportedPointer
 from gitfs.lfs.index_entry import add_with_stat
 from gitfs.lfs.pointer import Pointer
+from gitfs.repo import beneath
 from gitfs.repo.compat import DeltaStatus
 from gitfs.repo.filemodes import FILEMODE_BLOB, FILEMODE_EXEC
 from gitfs.repo.repository import Repository
@@ -46,9 +53,11 @@ def fetch_objects(lfs: LfsContent, wanted: Iterable[tuple[str, Pointer]]) -> Non
     if not lacking:
         return
     failed = lfs.transfer.download([found for _path, found in lacking.values()])
-    for oid, why in failed.items():
-        path, found = lacking[oid]
-        lfs.missing(path, found, why)
+    for oid, (path, found) in lacking.items():
+        if oid in failed:
+            lfs.missing(path, found, failed[oid])
+        else:
+            lfs.arrived(found)
 
 
 def prefetch(repo: Repository, old_tree: Optional[pygit2.Oid], new_tree: pygit2.Oid) -> None:
@@ -72,17 +81,21 @@ def prefetch(repo: Repository, old_tree: Optional[pygit2.Oid], new_tree: pygit2.
 
 def open_object(repo: Repository, path: str, oid: pygit2.Oid, mode: int) -> Optional[BinaryIO]:
     """The content to write at path for the blob oid, if it is an LFS pointer whose object
-    is in the store; None otherwise (the blob's own bytes are written)."""
+    is in the store; None otherwise (the blob's own bytes are written: for a pointer whose
+    object is not had, the file is remembered as a placeholder)."""
     lfs = repo.lfs
     if lfs is None or mode not in (FILEMODE_BLOB, FILEMODE_EXEC):
         return None
     found = repo.lfs_pointer(oid, repo.blob_size(oid), path)
-    if found is None or lfs.unsupported(found) or not lfs.store.has(found):
+    if found is None or lfs.unsupported(found):
         return None
     try:
-        return lfs.store.open(found)
+        if lfs.store.has(found):
+            return lfs.store.open(found)
     except LfsError:
-        return None
+        pass
+    lfs.left_as_pointer(path, found, repo.blob_buffer(oid).tobytes())
+    return None
 
 
 def check_out_tip(repo: Repository) -> None:
@@ -111,15 +124,133 @@ def check_out_tip(repo: Repository) -> None:
     written = 0
     try:
         for path, oid, mode, found in pointers:
-            if lfs.store.has(found) and _holds(root, path, cast(pygit2.Blob, git[oid]).data):
+            text = cast(pygit2.Blob, git[oid]).data
+            if not _holds(root, path, text):
+                continue
+            if lfs.store.has(found):
                 _replace(repo.workdir, path, lfs, found, mode)
                 add_with_stat(index, path, oid, mode, os.lstat(path, dir_fd=root))
                 written += 1
+            else:
+                lfs.left_as_pointer(path, found, text)
     finally:
         os.close(root)
     index.write()
     if written:
         log.info("Git LFS: %d files of the working tree hold their content now", written)
+
+
+def download_placeholders(repo: Repository) -> bool:
+    """Try again the objects of the working files left holding their pointer's text;
+    whether any of them is here now, for fill_placeholders (network: never in the freeze)."""
+    lfs = repo.lfs
+    if lfs is None:
+        return False
+    waiting = lfs.placeholders()
+    if not waiting:
+        return False
+    fetch_objects(lfs, list(waiting.items()))
+    return any(lfs.store.has(found) for found in waiting.values())
+
+
+def shown_size(lfs: Optional[LfsContent], root_fd: int, relative: str, size: int) -> Optional[int]:
+    """The size current/ shows for a working file of `size` bytes that holds its pointer's
+    text (its object could not be had, its reads are EIO): the object's, as in history/.
+    None for any other file (most calls: one dict lookup)."""
+    if lfs is None:
+        return None
+    known = lfs.placeholder(relative)
+    if known is None or size != len(known[1]):
+        return None
+    try:
+        fd = beneath.open_beneath(root_fd, relative, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        held = os.pread(fd, size + 1, 0)
+    finally:
+        os.close(fd)
+    return known[0].size if held == known[1] else None
+
+
+def placeholders_waiting(repo: Repository) -> int:
+    """How many working files hold their pointer's text for an object not here yet."""
+    lfs = repo.lfs
+    return 0 if lfs is None else sum(not lfs.store.has(found) for found in lfs.placeholders().values())
+
+
+@dataclass(frozen=True)
+class _Filling:
+    path: str
+    blob: pygit2.Oid  # the pointer's blob: the index's entry for path
+    mode: int
+    content: str  # the object's bytes in a file of the store's tmp/, renamed over the working file
+
+
+def fill_placeholders(repo: Repository, frozen: Callable[[], contextlib.AbstractContextManager[object]]) -> list[str]:
+    """Put the content in where a working file holds the pointer's text of an object that
+    is here now; the paths changed. Copies are made first; only the renames run in
+    frozen() (writes held), each over a file that still holds the pointer's text, which
+    is then staged as that same pointer: no change to commit (sync worker only)."""
+    lfs = repo.lfs
+    if lfs is None:
+        return []
+    fillings = _copies(repo, lfs)
+    if not fillings:
+        return []
+    filled: list[str] = []
+    try:
+        with frozen():
+            index = repo.index()
+            git = repo.git
+            root = os.open(repo.workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            try:
+                for filling in fillings:
+                    lfs.placeholder_done(filling.path)
+                    entry = index[filling.path] if filling.path in index else None
+                    if entry is None or entry.id != filling.blob or entry.mode != filling.mode \
+                            or not _holds(root, filling.path, cast(pygit2.Blob, git[filling.blob]).data):
+                        continue  # changed meanwhile: what is there now is the user's
+                    try:
+                        with beneath.parent(root, filling.path) as (folder, name):
+                            os.replace(filling.content, name, dst_dir_fd=folder)
+                            st = os.lstat(name, dir_fd=folder)
+                    except OSError as error:  # its folder replaced by a link meanwhile...: left as it is
+                        log.warning("Git LFS: cannot put the content of %s in: %s", filling.path, error)
+                        continue
+                    add_with_stat(index, filling.path, filling.blob, filling.mode, st)
+                    filled.append(filling.path)
+            finally:
+                os.close(root)
+            index.write()
+    finally:
+        for filling in fillings:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(filling.content)
+    if filled:
+        log.info("Git LFS: %s hold their content now", ", ".join(filled))
+    return filled
+
+
+def _copies(repo: Repository, lfs: LfsContent) -> list[_Filling]:
+    """The object's bytes, ready to be renamed in, for each placeholder whose object is here."""
+    index = repo.index()
+    fillings = []
+    for path, found in lfs.placeholders().items():
+        if not lfs.store.has(found):
+            continue
+        entry = index[path] if path in index else None
+        if entry is None or repo.lfs_pointer(entry.id, repo.blob_size(entry.id), path) != found:
+            lfs.placeholder_done(path)  # no longer that pointer's file
+            continue
+        try:
+            content = lfs.store.copy_out(found, 0o755 if entry.mode == FILEMODE_EXEC else 0o644)
+        except (OSError, LfsError) as error:  # a full disk, a damaged object: tried again at the next mount
+            log.warning("Git LFS: cannot copy the object of %s (%s): %s", path, found.oid, error)
+            lfs.placeholder_done(path)
+            continue
+        fillings.append(_Filling(path, entry.id, entry.mode, content))
+    return fillings
 
 
 def holds_pointer(git: pygit2.Repository, relative: str, fd: int) -> bool:

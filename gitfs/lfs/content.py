@@ -61,11 +61,17 @@ class ObjectReader:
 
 class LfsContent:
     def __init__(self, store: ObjectStore, transfer: Transfer, *,
-                 on_missing: Optional[Callable[[str, str, str], None]] = None):
+                 on_missing: Optional[Callable[[str, str, str], None]] = None,
+                 on_found: Optional[Callable[[str], None]] = None):
         self.store = store
         self.transfer = transfer
         self.cleaner = Cleaner(store)  # the working tree's files to pointers (staging.py)
         self.on_missing = on_missing  # (path, oid, why): the status file's entry
+        self.on_found = on_found  # (oid): a reported object is had after all; its entry goes
+        # Working files left holding their pointer's text, path -> pointer (checkout.py):
+        # the sync worker adds and removes them, the fetch worker reads them.
+        self._placeholders: dict[str, tuple[Pointer, bytes]] = {}  # path -> (pointer, its text)
+        self._placeholders_lock = threading.Lock()
         self._pointers: dict[pygit2.Oid, Optional[Pointer]] = {}
         self._unsupported: dict[str, str] = {}  # oid -> why, for pointers with extensions
         self._reported: set[str] = set()  # oids whose absence was logged
@@ -115,7 +121,9 @@ class LfsContent:
         if why is None:
             try:
                 with self.store.open(found) as handle:
-                    return ObjectReader(os.dup(handle.fileno()))
+                    reader = ObjectReader(os.dup(handle.fileno()))
+                self.arrived(found)
+                return reader
             except LfsError as error:
                 why = str(error)
         self.missing(path.lstrip("/"), found, why)
@@ -145,6 +153,34 @@ class LfsContent:
             with self._downloads_lock:
                 self._downloads.pop(found.oid, None)
             download.done.set()
+
+    def left_as_pointer(self, path: str, found: Pointer, text: bytes) -> None:
+        """The working file at path holds text, found's: its object could not be had."""
+        with self._placeholders_lock:
+            self._placeholders[path] = (found, text)
+
+    def placeholders(self) -> dict[str, Pointer]:
+        with self._placeholders_lock:
+            return {path: found for path, (found, _text) in self._placeholders.items()}
+
+    def placeholder(self, path: str) -> Optional[tuple[Pointer, bytes]]:
+        """(pointer, its text) if the working file at path was left holding that text."""
+        return self._placeholders.get(path)  # one atomic lookup: FUSE threads ask on every getattr
+
+    def placeholder_done(self, path: str) -> None:
+        """The working file at path holds content now, or no longer its pointer's text."""
+        with self._placeholders_lock:
+            self._placeholders.pop(path, None)
+
+    def arrived(self, found: Pointer) -> None:
+        """An object reported missing is in the store now: a later loss is reported again."""
+        with self._report_lock:
+            if found.oid not in self._reported:
+                return
+            self._reported.discard(found.oid)
+        log.info("LFS object %s is here now", found.oid)
+        if self.on_found is not None:
+            self.on_found(found.oid)
 
     def missing(self, path: str, found: Pointer, why: str) -> None:
         """Report an object that cannot be had: logged and put in the status once per object."""

@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 def content_for(repo: Repository, remote_url: str, *, credentials: Optional[Credentials] = None,
                 enabled: bool = True, url_option: str = "",
                 on_missing: Optional[Callable[[str, str, str], None]] = None,
+                on_found: Optional[Callable[[str], None]] = None,
                 on_transfer: Optional[Callable[[str, int, int], None]] = None) -> Optional[LfsContent]:
     """The LfsContent of a mount, or None when the repository does not use LFS (or the
     `lfs` option turned it off)."""
@@ -47,7 +48,7 @@ def content_for(repo: Repository, remote_url: str, *, credentials: Optional[Cred
         transfer = _http_transfer(repo, local, where, remote_url, credentials or Credentials())
     if on_transfer is not None:
         transfer = CountingTransfer(transfer, on_transfer)
-    return LfsContent(local, transfer, on_missing=on_missing)
+    return LfsContent(local, transfer, on_missing=on_missing, on_found=on_found)
 
 
 def _http_transfer(repo: Repository, local: ObjectStore, where: endpoint.Endpoint, remote_url: str,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import stat
 import tempfile
 import urllib.parse
@@ -82,6 +83,22 @@ class ObjectStore:
             return
         with self.open(pointer) as source:
             other.add_checked(source, pointer)
+
+    def copy_out(self, pointer: Pointer, mode: int) -> str:
+        """A new file in tmp/ (on the clone's file system) with the object's bytes and the
+        given mode, for the caller to rename into the working tree: nothing half-copied
+        ever shows there."""
+        tmp_dir = os.path.join(self.root, "tmp")
+        os.makedirs(tmp_dir, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=tmp_dir)
+        try:
+            with os.fdopen(fd, "wb") as out, self.open(pointer) as source:
+                shutil.copyfileobj(source, out, CHUNK)
+                os.fchmod(out.fileno(), mode)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+        return temporary
 
     def _copy_in(self, source: BinaryIO, expected: Optional[Pointer]) -> Pointer:
         tmp_dir = os.path.join(self.root, "tmp")

@@ -1,9 +1,10 @@
 """Every version of a file: the commits of the branch's first-parent line that added or
 changed it, for MOUNTPOINT/.gitfs/versions/PATH/.
 
-The first-parent line is read once (commit, tree, time per commit, oldest first) and
-extended when the branch moves forward: only the new commits are read. It is read
-again from the tip only if the branch was rewritten. The versions of a path are found
+The first-parent line is read once (commit, tree, time per commit, oldest first, in
+flat buffers: 48 bytes a commit, no Python object per commit) and extended when the
+branch moves forward: only the new commits are read. It is read again from the tip
+only if the branch was rewritten. The versions of a path are found
 by one pass over that line, comparing the path's entry in each commit's tree with the
 one before; a folder whose tree oid did not change is not opened, so each commit costs
 one lookup in its root tree. Each path's result is kept in an LRU (at most `cache_size`
@@ -19,6 +20,7 @@ extend). The pygit2 handle is the calling thread's (Repository.git).
 from __future__ import annotations
 
 import threading
+from array import array
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Optional
@@ -26,11 +28,12 @@ from typing import Optional
 import pygit2
 
 from gitfs.repo.compat import SortMode
-from gitfs.repo.days import day_and_name
-from gitfs.repo.repository import FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK, FILEMODE_TREE, Repository
+from gitfs.repo.days import ID_BYTES, day_and_name
+from gitfs.repo.repository import FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK, Repository
 
 CACHE_SIZE = 256
 FILE_MODES = (FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK)
+OBJECT_TREE, OBJECT_BLOB = 2, 3  # git_object_t, as pygit2's Object.type gives it (an int in every release)
 
 
 def version_name(commit_hex: str, commit_time: int) -> str:
@@ -59,13 +62,45 @@ class _PathIndex:
     trail: list[Optional[pygit2.Oid]] = field(default_factory=list)  # tree oids down the path at that commit
 
 
+class _Line:
+    """The first-parent line, oldest first: raw commit ids, raw root tree ids (ID_BYTES
+    each) and commit times, in flat buffers."""
+
+    __slots__ = ("commits", "trees", "times")
+
+    def __init__(self, commits: bytes = b"", trees: bytes = b"", times: Optional[array] = None):
+        # bytes, not bytearray: pygit2.Oid takes a slice of bytes without a copy first
+        self.commits = commits
+        self.trees = trees
+        self.times = array("q") if times is None else times
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    def extend(self, newest_first: _Line) -> None:
+        """Append commits read newest first (a walk's order)."""
+        self.commits += _reversed_ids(newest_first.commits)
+        self.trees += _reversed_ids(newest_first.trees)
+        self.times.extend(reversed(newest_first.times))
+
+    def commit(self, index: int) -> pygit2.Oid:
+        return pygit2.Oid(raw=self.commits[index * ID_BYTES:(index + 1) * ID_BYTES])
+
+    def tree(self, index: int) -> pygit2.Oid:
+        return pygit2.Oid(raw=self.trees[index * ID_BYTES:(index + 1) * ID_BYTES])
+
+
+def _reversed_ids(ids: bytes) -> bytes:
+    return b"".join(ids[at:at + ID_BYTES] for at in range(len(ids) - ID_BYTES, -1, -ID_BYTES))
+
+
 class FileVersions:
     def __init__(self, repo: Repository, *, cache_size: int = CACHE_SIZE):
         self.repo = repo
         self.cache_size = cache_size
         self._lock = threading.Lock()
         self._tip: Optional[pygit2.Oid] = None
-        self._line: list[tuple[pygit2.Oid, pygit2.Oid, int]] = []  # (commit, tree, time), oldest first
+        self._line = _Line()
         self._paths: OrderedDict[str, _PathIndex] = OrderedDict()
         self.commits_read = 0  # commits of the line read so far (a figure for tests and benchmarks)
 
@@ -108,32 +143,36 @@ class FileVersions:
         if tip == self._tip:
             return
         if tip is None:
-            self._line, self._paths, self._tip = [], OrderedDict(), None
+            self._line, self._paths, self._tip = _Line(), OrderedDict(), None
             return
         new = self._read_line(tip, self._tip)
         if new is None:  # rewritten: read it all again
             self._paths.clear()
-            self._line = []
-            new = self._read_line(tip, None) or []
+            self._line = _Line()
+            new = self._read_line(tip, None) or _Line()
         self._line.extend(new)
         self._tip = tip
 
-    def _read_line(self, tip: pygit2.Oid, known: Optional[pygit2.Oid]) -> Optional[list]:
-        """The commits after `known` on tip's first-parent line, oldest first; None if known is
+    def _read_line(self, tip: pygit2.Oid, known: Optional[pygit2.Oid]) -> Optional[_Line]:
+        """The commits after `known` on tip's first-parent line, newest first; None if known is
         not on that line."""
-        walker = self.repo.git.walk(tip, SortMode.TOPOLOGICAL)
+        # A first-parent line is a chain: walked unsorted it comes newest first already,
+        # without the pass over the whole history that a topological sort makes first.
+        walker = self.repo.git.walk(tip, SortMode.NONE)
         walker.simplify_first_parent()
         if known is not None:
             walker.hide(known)
-        new = []
+        commits, trees, times = bytearray(), bytearray(), array("q")
         last = None
         for commit in walker:
-            new.append((commit.id, commit.tree_id, commit.commit_time))
+            commits += commit.id.raw
+            trees += commit.tree_id.raw
+            times.append(commit.commit_time)
             last = commit
+        new = _Line(bytes(commits), bytes(trees), times)
         self.commits_read += len(new)
         if known is not None and (last is None or not last.parent_ids or last.parent_ids[0] != known):
             return None  # known is not just behind the new commits: moved back, or rewritten
-        new.reverse()
         return new
 
     # -- one path ----------------------------------------------------------------------
@@ -143,8 +182,9 @@ class FileVersions:
         depth = len(parts)
         trail = index.trail or [None] * depth  # trail[d]: the tree searched for parts[d]
         last = index.last
-        for commit, tree, when in self._line[index.upto:]:
-            current: Optional[pygit2.Oid] = tree
+        line = self._line
+        for at in range(index.upto, len(line)):
+            current: Optional[pygit2.Oid] = line.tree(at)
             found: Optional[tuple[pygit2.Oid, int]] = None
             for level in range(depth):
                 if current == trail[level]:  # same tree as at the commit before: same answer
@@ -157,14 +197,19 @@ class FileVersions:
                     entry = git[current][parts[level]]  # type: ignore[index]
                 except KeyError:
                     break
+                # The object type first: pygit2 makes an enum of each filemode read (~4 µs,
+                # more than the rest of a commit's lookup), so a commit reads at most one.
                 if level == depth - 1:
-                    if entry.filemode in FILE_MODES:
-                        found = (entry.id, entry.filemode)
-                elif entry.filemode == FILEMODE_TREE:
+                    if entry.type == OBJECT_BLOB:
+                        mode = entry.filemode
+                        if mode in FILE_MODES:
+                            found = (entry.id, mode)
+                elif entry.type == OBJECT_TREE:  # a tree entry's mode is always FILEMODE_TREE
                     current = entry.id
                     continue
                 break
             if found is not None and found != last:
+                commit, when = line.commit(at), line.times[at]
                 version = Version(version_name(str(commit), when), commit, when, found[0], found[1])
                 index.versions.append(version)
                 index.by_name[version.name] = version

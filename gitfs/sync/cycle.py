@@ -101,6 +101,10 @@ class SyncCycle:
         bring the remote's changes in and push. Jobs for the paths in `hold` (files open
         for writing: "/a/b") or above them stay pending. RemoteError if the remote failed."""
         committed = None
+        # Git LFS: working files left as pointers get the objects that came since.
+        filled = lfs_checkout.fill_placeholders(self.repo, self.state.frozen)
+        if filled and self.kernel is not None:
+            self.kernel.changed(filled, filled)  # new files under those names
         if commit:
             self.repo.prepare_staging(self.jobs.paths())  # big LFS files hashed before the freeze
             with self.state.frozen():
@@ -208,6 +212,7 @@ class SyncCycle:
     def _integrate(self, remote_tip: pygit2.Oid, hold: Collection[str] = ()) -> CycleResult:
         """Bring the remote's commits into the branch and the working tree (accept mine);
         nothing while the remote's change touches an open file (see _bring_in)."""
+        self.repo.prepare_staging(self.jobs.paths())  # LFS files written since the cycle began
         with self.state.frozen():
             self.commit_pending(hold=hold)
             local_tip = self.repo.branch_tip()

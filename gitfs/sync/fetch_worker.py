@@ -3,20 +3,25 @@
 When the remote moved it wakes the sync worker, which brings the change into
 current/ and history/. A FUSE call after an idle spell wakes it at once
 (SyncState.touch sets wake_fetch). Failures are logged and reported by the
-remote link it shares with the sync cycle.
+remote link it shares with the sync cycle. Each round also tries again the Git LFS
+objects that working files still lack, and wakes the sync worker when one came.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Callable
 
+from gitfs.lfs import checkout as lfs_checkout
 from gitfs.repo.errors import RemoteError
 from gitfs.sync.remote_link import RemoteLink
 from gitfs.sync.state import SyncState
 
 log = logging.getLogger(__name__)
+
+LFS_RETRY_MAX = 600.0  # seconds
 
 
 class FetchWorker(threading.Thread):
@@ -30,6 +35,8 @@ class FetchWorker(threading.Thread):
         self.idle_fetch_timeout = idle_fetch_timeout
         self.on_remote_moved = on_remote_moved
         self._stopping = threading.Event()
+        self._lfs_retry_wait = 0.0  # seconds until missing LFS objects are tried again: doubles while they fail
+        self._lfs_retry_at = 0.0
 
     def stop(self, timeout: float) -> None:
         self._stopping.set()
@@ -47,6 +54,7 @@ class FetchWorker(threading.Thread):
             if self._stopping.is_set():
                 return
             self.fetch_once()
+            self.retry_lfs_objects()
 
     def fetch_once(self) -> None:
         before = self.repo.remote_tip()
@@ -56,4 +64,23 @@ class FetchWorker(threading.Thread):
             return  # logged and reported by the remote link; tried again next period
         local = self.repo.branch_tip()
         if after != before or (after is not None and (local is None or not self.repo.is_ancestor(after, local))):
+            self.on_remote_moved()
+
+    def retry_lfs_objects(self) -> None:
+        """Git LFS: the objects of working files left holding their pointer's text, tried
+        again (less and less often while they fail); the sync worker puts in those that
+        came (lfs/checkout.py)."""
+        if time.monotonic() < self._lfs_retry_at:
+            return
+        try:
+            arrived = lfs_checkout.download_placeholders(self.repo)
+        except Exception:  # noqa: BLE001 - a bug must not end the thread, and so every later fetch
+            log.exception("retrying Git LFS objects failed")
+            arrived = False
+        if arrived or not lfs_checkout.placeholders_waiting(self.repo):
+            self._lfs_retry_wait = 0.0
+        else:
+            self._lfs_retry_wait = min(max(2 * self._lfs_retry_wait, 1.0), LFS_RETRY_MAX)
+            self._lfs_retry_at = time.monotonic() + self._lfs_retry_wait
+        if arrived:
             self.on_remote_moved()

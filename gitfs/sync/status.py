@@ -79,6 +79,11 @@ class SyncStatus:
             entries.append({"time": _now(), "path": path, "oid": oid, "error": why})
             del entries[:-self.MAX_LFS_MISSING]
 
+    def lfs_found(self, oid: str) -> None:
+        """A Git LFS object reported missing could be had after all: its entries go."""
+        with self._lock:
+            self._state["lfs_missing"] = [entry for entry in self._state["lfs_missing"] if entry["oid"] != oid]
+
     def snapshot(self) -> dict:
         with self._lock:
             state = json.loads(json.dumps(self._state))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -51,6 +52,29 @@ def directory_stat(owner: Owner, mtime: int, ctime: int | None = None, *, mode: 
         "st_uid": owner.uid, "st_gid": owner.gid,
         "st_atime": mtime * NS, "st_mtime": mtime * NS, "st_ctime": ctime * NS,
     }
+
+
+class StampedStat(Mapping):
+    """A stat dict that is `template` with all three times set to `seconds`: the entries
+    of a day folder in history/ (one per commit) differ only in their time. A listing
+    makes one per entry without building a dict, and the FUSE binding fills its struct
+    from the template's once, setting only the times (GitFSFUSE.readdir_fuse_3)."""
+
+    __slots__ = ("template", "seconds")
+    TIMES = ("st_atime", "st_mtime", "st_ctime")
+
+    def __init__(self, template: dict, seconds: int):
+        self.template = template  # times 0
+        self.seconds = seconds
+
+    def __getitem__(self, key: str):
+        return self.seconds * NS if key in self.TIMES else self.template[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.template)
+
+    def __len__(self) -> int:
+        return len(self.template)
 
 
 class View(Operations):

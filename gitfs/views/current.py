@@ -34,13 +34,15 @@ class CurrentView(PassthroughView):
                  jobs: PendingJobs, *, max_size: int | None, extra_root_entries: tuple[str, ...] = (),
                  kernel: Optional[KernelAttributes] = None,
                  lfs_path: Callable[[str], bool] = lambda _relative: False,
-                 lfs_placeholder: Callable[[str, int], bool] = lambda _relative, _fd: False):
+                 lfs_placeholder: Callable[[str, int], bool] = lambda _relative, _fd: False,
+                 lfs_size: Callable[[int, str, int], Optional[int]] = lambda _root_fd, _relative, _size: None):
         super().__init__(owner, root, handles, extra_root_entries=extra_root_entries, lfs_placeholder=lfs_placeholder,
                          reading=lambda: sync_state.mutation(changes=False))  # not while remote changes are applied
         self.sync_state = sync_state
         self.jobs = jobs
         self.max_size = max_size
         self.lfs_path = lfs_path  # Git LFS: whether a path's content goes to the LFS store (no max_size)
+        self.lfs_size = lfs_size  # Git LFS: (root fd, path, size) -> the object's size if the file is its pointer
         self.kernel = kernel  # told when a change through one name changes a file's other names
 
     # -- helpers ------------------------------------------------------------
@@ -83,6 +85,18 @@ class CurrentView(PassthroughView):
             self._forget(others)
         return OpenFile(path, fd=fd, writable=True, change="Update" if flags & os.O_TRUNC else None,
                         other_names=others)
+
+    # -- reading --------------------------------------------------------------------
+
+    def getattr(self, path, fh=None):
+        attributes = super().getattr(path, fh)
+        if stat.S_ISREG(attributes["st_mode"]):
+            # An LFS file whose object could not be had holds the pointer's text: shown
+            # with the object's size, as in history/ (and read as EIO, see open).
+            size = self.lfs_size(self.root_fd, self._relative(path), attributes["st_size"])
+            if size is not None:
+                attributes["st_size"] = size
+        return attributes
 
     # -- opening ----------------------------------------------------------------------
 

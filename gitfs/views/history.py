@@ -8,7 +8,7 @@ import time
 from mfusepy import FuseOSError
 
 from gitfs.repo.days import CommitDays
-from gitfs.views.base import Owner, ReadOnlyView, directory_stat
+from gitfs.views.base import Owner, ReadOnlyView, StampedStat, directory_stat
 
 
 class HistoryView(ReadOnlyView):
@@ -69,6 +69,6 @@ class DayView(ReadOnlyView):
         if commits is None or path != "/":
             raise FuseOSError(errno.ENOENT)
         entries: list = [(".", None), ("..", None)]
-        for name, timestamp in commits:
-            entries.append((name, directory_stat(self.owner, timestamp)))
+        template = directory_stat(self.owner, 0)
+        entries += [(name, StampedStat(template, timestamp)) for name, timestamp in commits]
         return entries

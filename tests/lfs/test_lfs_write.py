@@ -14,12 +14,17 @@ import signal
 import pytest
 
 from gitfs.lfs import pointer
-from helpers import LFS_BIG, git, git_lfs, lfs_clone, push_without_git_lfs, read_status, wait_for, wait_synced
-
-# git's own view of the clone with git-lfs's filters given on the command line: the
-# mount's clone is left as GitFS made it.
-LFS_FILTERS = ["-c", "filter.lfs.clean=git-lfs clean -- %f", "-c", "filter.lfs.smudge=git-lfs smudge -- %f",
-               "-c", "filter.lfs.process=git-lfs filter-process", "-c", "filter.lfs.required=true"]
+from helpers import (
+    LFS_BIG,
+    git,
+    git_lfs,
+    git_status_with_lfs,
+    lfs_clone,
+    push_without_git_lfs,
+    read_status,
+    wait_for,
+    wait_synced,
+)
 
 
 def metric(mount, sample: str) -> float:
@@ -29,10 +34,6 @@ def metric(mount, sample: str) -> float:
         if name == sample:
             return float(value)
     raise AssertionError(f"no {sample} in the metrics")
-
-
-def git_status_with_lfs(clone) -> str:
-    return git(*LFS_FILTERS, "status", "--porcelain", cwd=clone)
 
 
 def test_current_holds_content_and_nothing_is_committed(lfs_remote, mount_gitfs):
@@ -126,19 +127,29 @@ def test_failed_upload_holds_the_push_back(lfs_remote, mount_gitfs):
 
 
 def test_a_missing_object_is_never_committed_as_a_change(lfs_remote, mount_gitfs, tmp_path):
-    ghost = pointer.Pointer("ab" * 32, 4242)
+    """ghost.bin's object is missing at mount, later.bin's in the remote's change brought in
+    afterwards: both are EIO in current/ with their objects' sizes, and never committed."""
+    ghost, later = pointer.Pointer("ab" * 32, 4242), pointer.Pointer("ef" * 32, 123_456)
     push_without_git_lfs(lfs_remote, tmp_path, {"ghost.bin": ghost.encode()})
     mount = mount_gitfs(lfs_remote, expect_errors=True)
     with pytest.raises(OSError) as raised:
         (mount.current / "ghost.bin").read_bytes()  # never the pointer's text
     assert raised.value.errno == errno.EIO
+    assert os.stat(mount.current / "ghost.bin").st_size == 4242
+    push_without_git_lfs(lfs_remote, tmp_path / "later", {"later.bin": later.encode()})
+    wait_for(lambda: (mount.current / "later.bin").exists(), timeout=60, message="later.bin in current/")
+    assert os.stat(mount.current / "later.bin").st_size == 123_456
+    with pytest.raises(OSError) as raised:
+        (mount.current / "later.bin").read_bytes()
+    assert raised.value.errno == errno.EIO
     (mount.current / "hello.txt").write_text("hello\n")
     wait_for(lambda: "hello.txt" in lfs_remote.files(), timeout=60, message="hello.txt on the remote")
     wait_synced(mount)
     assert lfs_remote.show("ghost.bin") == ghost.encode()
+    assert lfs_remote.show("later.bin") == later.encode()
     assert lfs_remote.show("big.bin") == pointer.parse(lfs_remote.show("big.bin")).encode()
-    assert [entry["oid"] for entry in read_status(mount)["lfs_missing"]] == [ghost.oid]
-    assert metric(mount, "gitfs_lfs_missing_objects_total") == 1
+    assert sorted(entry["oid"] for entry in read_status(mount)["lfs_missing"]) == sorted([ghost.oid, later.oid])
+    assert metric(mount, "gitfs_lfs_missing_objects_total") == 2
     assert metric(mount, 'gitfs_lfs_objects_total{direction="download"}') == 2  # big.bin, small.bin
 
 

@@ -26,6 +26,7 @@ from servers import (
     GIT_HTTP_BACKEND,
     HTTP_PASSWORD,
     HTTP_USER,
+    NGINX_STREAM_MODULE,
     GiftlessServer,
     GitDaemon,
     HttpServer,
@@ -154,16 +155,21 @@ def http_server(tmp_path_factory, remote, test_ca):
 # -- Git LFS: giftless behind nginx ---------------------------------------------------------
 
 @pytest.fixture
-def lfs_http(tmp_path, tmp_path_factory, test_ca):
+def lfs_http(request, tmp_path, tmp_path_factory, test_ca):
     """An LFS remote at /org/remote.git (giftless wants an organisation) served by nginx +
     git http-backend, with giftless behind the same server blocks, over HTTP and HTTPS with
     basic auth. Its other clone pushes over HTTP with the real git-lfs client, so that
-    `big.bin` (2 MiB) and `small.bin` are objects on giftless and `notes.txt` a plain blob."""
+    `big.bin` (2 MiB) and `small.bin` are objects on giftless and `notes.txt` a plain blob.
+    Indirect parameter {"upload_rate": "2m"}: nginx lets uploads of objects go at that rate."""
     require_git_lfs()
     need("nginx", "fcgiwrap", "openssl", GIT_HTTP_BACKEND)
+    upload_rate = getattr(request, "param", {}).get("upload_rate")
+    if upload_rate is not None:
+        need(NGINX_STREAM_MODULE)
     remote = LfsRemote(tmp_path / "org")
     giftless = GiftlessServer(tmp_path_factory.mktemp("giftless"))
-    nginx = HttpServer(tmp_path_factory.mktemp("nginx"), tmp_path, test_ca, giftless_port=giftless.port)
+    nginx = HttpServer(tmp_path_factory.mktemp("nginx"), tmp_path, test_ca, giftless_port=giftless.port,
+                       lfs_upload_rate=upload_rate)
     try:
         giftless.start()
         nginx.start()

@@ -5,19 +5,21 @@ What git-lfs pushed reads as content in current/ and history/; what is written t
 mount reaches giftless before its pointer reaches the remote, and a fresh git-lfs clone gets
 its bytes; an object the server lacks is EIO and reported, never a deletion; while the LFS
 server is down or refuses the password, writes go on and the branch waits; the remote's
-password never goes to a host a committed .lfsconfig names.
+password never goes to a host a committed .lfsconfig names; a small write never waits for
+a big upload (nginx paces it).
 """
 
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 from types import SimpleNamespace
 
 import pytest
 
 from gitfs.lfs import pointer
-from helpers import LFS_BIG, git, git_lfs, read_status, wait_for, wait_synced
+from helpers import LFS_BIG, git, git_lfs, git_status_with_lfs, read_status, wait_for, wait_synced
 from servers import HTTP_PASSWORD, HTTP_USER
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is missing")
@@ -108,6 +110,41 @@ def test_a_missing_object_is_eio_reported_and_never_deleted(lfs_http, mount_gitf
     assert f"{ghost.oid}" in mount.log_text()
 
 
+def content_or_none(path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def test_files_left_as_pointers_get_their_content_once_the_server_answers(lfs_http, mount_gitfs):
+    """giftless is down at mount: the LFS files are EIO in current/ (with their objects'
+    sizes) and reported; once it is back, a fetch round gets their objects and current/
+    shows their content and size, the reports go, and nothing was ever committed for them."""
+    head = lfs_http.remote.head()
+    lfs_http.giftless.stop()
+    mount = mount_http(lfs_http, mount_gitfs, expect_errors=True)
+    with pytest.raises(OSError) as raised:
+        (mount.current / "big.bin").read_bytes()
+    assert raised.value.errno == errno.EIO
+    assert os.stat(mount.current / "big.bin").st_size == len(LFS_BIG)  # the object's size, as `ls -l` shows it
+    assert {entry["path"] for entry in read_status(mount)["lfs_missing"]} == {"big.bin", "small.bin"}
+    (mount.current / "hello.txt").write_text("written while the LFS server is down\n")
+    wait_for(lambda: "hello.txt" in lfs_http.remote.files(), timeout=60, message="hello.txt on the remote")
+
+    lfs_http.giftless.start()
+    wait_for(lambda: content_or_none(mount.current / "big.bin") == LFS_BIG, timeout=60,
+             message="big.bin's content in current/")
+    assert os.stat(mount.current / "big.bin").st_size == len(LFS_BIG)
+    assert (mount.current / "small.bin").read_bytes() == b"tiny\n"
+    wait_for(lambda: read_status(mount)["lfs_missing"] == [], timeout=30, message="the reports gone")
+    wait_synced(mount)
+    assert git("log", "--format=%H", f"{head}..main", "--", "big.bin", "small.bin",
+               cwd=lfs_http.remote.bare) == ""
+    assert lfs_http.remote.show("big.bin") == lfs_http.remote.show("big.bin", head)
+    assert git_status_with_lfs(mount.repo_path) == ""  # git with git-lfs's filters agrees: no change
+
+
 def assert_held_back(mount, lfs_http, head, name: str, words: str) -> None:
     wait_for(lambda: words in ((read_status(mount).get("last_push") or {}).get("error") or ""), timeout=60,
              message=f"the failed upload ({words}) in the status")
@@ -140,6 +177,34 @@ def test_a_refused_password_holds_the_push_until_it_is_right(lfs_http, mount_git
     lfs_http.nginx.set_password(HTTP_PASSWORD, lfs_only=True)
     wait_for(lambda: "held.bin" in lfs_http.remote.files(), timeout=90, message="held.bin pushed after all")
     assert lfs_http.giftless.object_path(pointer.parse(lfs_http.remote.show("held.bin")).oid) is not None
+
+
+SLOW_UPLOAD_BYTES = 24 << 20  # at 2 MiB/s: about 12 s on the way
+
+
+@pytest.mark.parametrize("lfs_http", [{"upload_rate": "2m"}], indirect=True)
+def test_a_small_write_never_waits_for_a_big_upload(lfs_http, mount_gitfs):
+    """nginx lets objects go up at 2 MiB/s. While a big one is on its way, a small file is
+    written and closed through current/: that returned while the server held only part of
+    the object (an order, not a time), and the small file reaches the remote with the big
+    one or after it, never before (the ref waits for the upload)."""
+    mount = mount_http(lfs_http, mount_gitfs)
+    content = os.urandom(SLOW_UPLOAD_BYTES)
+    oid = hashlib.sha256(content).hexdigest()
+    (mount.current / "video.bin").write_bytes(content)
+
+    def stored_size() -> int:
+        stored = lfs_http.giftless.object_path(oid)
+        return stored.stat().st_size if stored is not None else 0
+
+    wait_for(lambda: stored_size() > 0, timeout=60, message="the upload of video.bin under way")
+    (mount.current / "note.txt").write_text("written while the big file goes up\n")
+    assert stored_size() < len(content), "the small write returned only after the upload"
+    assert "video.bin" not in lfs_http.remote.files()
+    wait_for(lambda: "note.txt" in lfs_http.remote.files(), timeout=120, message="note.txt on the remote")
+    assert "video.bin" in lfs_http.remote.files()
+    assert lfs_http.giftless.object_path(oid).read_bytes() == content
+    assert lfs_http.remote.show("note.txt") == b"written while the big file goes up\n"
 
 
 def test_a_committed_lfsconfig_for_another_host_gets_no_password(lfs_http, mount_gitfs):

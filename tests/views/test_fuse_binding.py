@@ -21,6 +21,7 @@ import pytest
 from gitfs.cache_policy import ATTRIBUTES, ENTRIES, PAGES
 from gitfs.fuse_binding import FUSE_CAP_READDIRPLUS_AUTO, FUSE_FILL_DIR_PLUS, FUSE_READDIR_PLUS, GitFSFUSE
 from gitfs.router import Router
+from gitfs.views.base import StampedStat
 
 READDIR_FUSE_3 = ["self", "path", "buf", "filler", "offset", "fip", "flags"]
 
@@ -263,3 +264,24 @@ def test_plain_readdir_goes_through_mfusepys_own_readdir():
     assert [(name, offset, flags) for name, _stat, offset, flags in filler.entries] == [
         (".", 0, 0), ("..", 0, 0), ("file", 0, 0)]
     assert operations.calls == [("readdir", "/current", 3)]
+
+
+def test_stamped_entries_carry_the_template_with_their_own_times():
+    template = {"st_mode": 0o40555, "st_size": 4096, "st_nlink": 2, "st_atime": 0, "st_mtime": 0, "st_ctime": 0}
+    plus = [(".", None), ("10-00-00-aaaaaaaaaa", StampedStat(template, 1_700_000_000)),
+            ("10-00-01-bbbbbbbbbb", StampedStat(template, 1_700_000_001)), ("other", {**template, "st_size": 9})]
+    filler = Filler()
+    binding(Operations(plus, [])).readdir_fuse_3(b"/history/d", None, filler.callback, 0, file_info(1),
+                                                 FUSE_READDIR_PLUS)
+    assert filler.entries == [  # one struct serves both stamped entries: each is filled with its own time
+        (".", None, 1, 0),
+        ("10-00-00-aaaaaaaaaa", (0o40555, 4096, 1_700_000_000, 0), 2, FUSE_FILL_DIR_PLUS),
+        ("10-00-01-bbbbbbbbbb", (0o40555, 4096, 1_700_000_001, 0), 3, FUSE_FILL_DIR_PLUS),
+        ("other", (0o40555, 9, 0, 0), 4, FUSE_FILL_DIR_PLUS),
+    ]
+
+
+def test_a_stamped_stat_reads_as_the_dict_it_stands_for():
+    template = {"st_mode": 0o40555, "st_nlink": 2, "st_atime": 0, "st_mtime": 0, "st_ctime": 0}
+    assert StampedStat(template, 5) == {**template, "st_atime": 5 * 10**9, "st_mtime": 5 * 10**9,
+                                        "st_ctime": 5 * 10**9}
