@@ -31,6 +31,7 @@ except ImportError:  # pygit2 < 1.14: the same values, libgit2's own (stable acr
         IGNORED = 1 << 14
 
     class SortMode(enum.IntFlag):  # type: ignore[no-redef]  # git_sort_t
+        NONE = 0
         TOPOLOGICAL = 1 << 0
         TIME = 1 << 1
         REVERSE = 1 << 2
