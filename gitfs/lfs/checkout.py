@@ -234,9 +234,12 @@ def fill_placeholders(repo: Repository, frozen: Callable[[], contextlib.Abstract
 
 def _copies(repo: Repository, lfs: LfsContent) -> list[_Filling]:
     """The object's bytes, ready to be renamed in, for each placeholder whose object is here."""
+    placeholders = lfs.placeholders()
+    if not placeholders:
+        return []  # the common case, every cycle: no index read
     index = repo.index()
     fillings = []
-    for path, found in lfs.placeholders().items():
+    for path, found in placeholders.items():
         if not lfs.store.has(found):
             continue
         entry = index[path] if path in index else None

@@ -103,7 +103,7 @@ class SyncCycle:
         committed = None
         # Git LFS: working files left as pointers get the objects that came since.
         filled = lfs_checkout.fill_placeholders(self.repo, self.state.frozen)
-        if filled and self.kernel is not None:
+        if filled:
             self.kernel.changed(filled, filled)  # new files under those names
         if commit:
             self.repo.prepare_staging(self.jobs.paths())  # big LFS files hashed before the freeze
