@@ -146,8 +146,8 @@ class GitFSFUSE(mfusepy.FUSE):
                     if st is None:
                         st = stamped[id(attrs.template)] = mfusepy.c_stat()
                         mfusepy.set_st_attrs(st, attrs.template, use_ns=use_ns)
-                    seconds = attrs.seconds
-                    st.st_atimespec.tv_sec = st.st_mtimespec.tv_sec = st.st_ctimespec.tv_sec = seconds
+                    st.st_atimespec.tv_sec = st.st_mtimespec.tv_sec = attrs.seconds
+                    st.st_ctimespec.tv_sec = attrs.changed
                     full = filler(buf, name.encode(encoding, errors), ctypes.byref(st), position, FUSE_FILL_DIR_PLUS)
                 elif isinstance(attrs, int):  # the type alone: the entry's d_type, no attributes
                     st = typed.get(attrs)

@@ -23,6 +23,7 @@ import pygit2
 SHA_LENGTH = 10
 MIN_PREFIX = 7  # the shortest abbreviation of a commit id that history/ resolves (as git's default)
 ID_BYTES = 20  # a raw SHA-1 commit id
+_TWO_DIGITS = [f"{number:02d}" for number in range(60)]
 
 
 def day_and_name(oid_hex: str, timestamp: int) -> tuple[str, str]:
@@ -57,16 +58,14 @@ class Day:
 
     def _make_names(self) -> list[str]:
         ids = self.ids.hex()
-        hexes = [ids[at:at + SHA_LENGTH] for at in range(0, len(ids), 2 * ID_BYTES)]
+        starts = range(0, len(ids), 2 * ID_BYTES)
         midnight = _midnight(self.times[0]) if self.times else None
         if midnight is None:  # a day with a change of UTC offset: local time of each
-            return [time.strftime("%H-%M-%S-", time.localtime(when)) + sha for when, sha in zip(self.times, hexes)]
-        names = []
-        for when, sha in zip(self.times, hexes):
-            minutes, seconds = divmod(when - midnight, 60)
-            hours, minutes = divmod(minutes, 60)
-            names.append(f"{hours:02d}-{minutes:02d}-{seconds:02d}-{sha}")
-        return names
+            return [time.strftime("%H-%M-%S-", time.localtime(when)) + ids[at:at + SHA_LENGTH]
+                    for when, at in zip(self.times, starts)]
+        two = _TWO_DIGITS
+        return [f"{two[(when - midnight) // 3600]}-{two[(when - midnight) // 60 % 60]}-{two[(when - midnight) % 60]}-"
+                f"{ids[at:at + SHA_LENGTH]}" for when, at in zip(self.times, starts)]
 
     def merged(self, commits: list[tuple[int, bytes]]) -> Day:
         """This day with more (time, raw id) commits, oldest first; a stable sort by time
@@ -213,42 +212,40 @@ class CommitDays:
         self._indexed_tip = tip
 
     def _add(self, commits: Iterable[tuple[pygit2.Oid, int]]) -> None:
-        """Index walked commits (newest first). A walk goes through a day's commits one
-        after another: each run of one day goes straight into flat buffers, with no
-        Python object kept per commit (the heap they would fragment stays with the daemon)."""
-        runs: dict[str, list[tuple[array, bytearray]]] = {}
-        day_of = _DayOf()
-        day, times, ids = None, array("q"), bytearray()
+        """Index walked commits (newest first). The walk goes into three flat buffers (its
+        times, its raw ids, where each run of one day starts), with no Python object kept
+        per commit or per day until it ends: what the walk leaves behind is freed at once,
+        not pinned by the day objects between it (they would fragment the daemon's heap)."""
+        times, ids, run_starts = array("q"), bytearray(), array("q")
+        low = high = 0  # [low, high): the local day of the run being walked
         for oid, timestamp in commits:
-            this_day = day_of(timestamp)
-            if this_day != day:
-                if day is not None:
-                    runs.setdefault(day, []).append((times, ids))
-                day, times, ids = this_day, array("q"), bytearray()
+            if not low <= timestamp < high:
+                run_starts.append(len(times))
+                low, high = _day_bounds(timestamp)
             times.append(timestamp)
             ids += oid.raw
-        if day is not None:
-            runs.setdefault(day, []).append((times, ids))
+        run_starts.append(len(times))
+        runs: dict[str, list[tuple[int, int]]] = {}
+        for start, end in zip(run_starts, run_starts[1:]):
+            runs.setdefault(_day(times[start]), []).append((start, end))
         for day, day_runs in runs.items():
-            self._days[day] = _merge_runs(self._days.get(day), day_runs)
+            self._days[day] = _merge_runs(self._days.get(day), times, ids, day_runs)
 
 
-def _merge_runs(known: Optional[Day], runs: list[tuple[array, bytearray]]) -> Day:
-    """A day from the commits it had and runs of new ones (each newest first, as walked)."""
+def _merge_runs(known: Optional[Day], times: array, ids: bytearray, runs: list[tuple[int, int]]) -> Day:
+    """A day from the commits it had and runs [start, end) of the walk's buffers (each run
+    newest first, as walked)."""
     if known is None and len(runs) == 1:
-        times, ids = runs[0]
-        times.reverse()
-        count = len(times)
-        oldest_first = b"".join(ids[(count - 1 - index) * ID_BYTES:(count - index) * ID_BYTES]
-                                for index in range(count))
-        if all(times[index] <= times[index + 1] for index in range(count - 1)):
-            return Day(times, oldest_first)  # the usual case: already in time order
-        return Day(array("q"), b"").merged(list(zip(times, _split(oldest_first))))
+        start, end = runs[0]
+        day_times = times[start:end]
+        day_times.reverse()
+        oldest_first = b"".join(ids[at * ID_BYTES:(at + 1) * ID_BYTES] for at in range(end - 1, start - 1, -1))
+        if all(day_times[index] <= day_times[index + 1] for index in range(len(day_times) - 1)):
+            return Day(day_times, oldest_first)  # the usual case: already in time order
+        return Day(array("q"), b"").merged(list(zip(day_times, _split(oldest_first))))
     commits: list[tuple[int, bytes]] = []
-    for times, ids in reversed(runs):  # the oldest run first
-        count = len(times)
-        commits += [(times[index], bytes(ids[index * ID_BYTES:(index + 1) * ID_BYTES]))
-                    for index in reversed(range(count))]
+    for start, end in reversed(runs):  # the oldest run first
+        commits += [(times[at], bytes(ids[at * ID_BYTES:(at + 1) * ID_BYTES])) for at in range(end - 1, start - 1, -1)]
     return (known or Day(array("q"), b"")).merged(commits)
 
 
@@ -266,21 +263,15 @@ def _midnight(timestamp: int) -> Optional[int]:
     return start
 
 
-class _DayOf:
-    """The local day of a time, a strftime only when the time leaves the last day seen
-    (a walk goes through a day's commits one after another)."""
+def _day(timestamp: int) -> str:
+    return time.strftime("%Y-%m-%d", time.localtime(timestamp))
 
-    def __init__(self):
-        self._low = self._high = 0  # [low, high): the times of the day last computed
-        self._day = ""
 
-    def __call__(self, timestamp: int) -> str:
-        if not self._low <= timestamp < self._high:
-            self._day = time.strftime("%Y-%m-%d", time.localtime(timestamp))
-            start = _midnight(timestamp)
-            # A day with a change of UTC offset: no shortcut.
-            self._low, self._high = (start, start + 86400) if start is not None else (timestamp, timestamp + 1)
-        return self._day
+def _day_bounds(timestamp: int) -> tuple[int, int]:
+    """[start, end) of timestamp's local day; of the second alone on a day whose UTC
+    offset changes (no shortcut there)."""
+    start = _midnight(timestamp)
+    return (start, start + 86400) if start is not None else (timestamp, timestamp + 1)
 
 
 class _IdList:

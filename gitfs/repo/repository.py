@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Callable, Optional, cast
 
 import pygit2
 
-from gitfs.repo import compat, staging
+from gitfs.repo import commit_walk, compat, staging
 from gitfs.repo.blobstream import BlobReader, ObjectFiles
 from gitfs.repo.compat import DeltaStatus, FileStatus, SortMode
 from gitfs.repo.errors import GitCoreError, NotADirectory, PathNotFound, local_write
@@ -175,11 +175,14 @@ class Repository:
         return self._commit(oid).commit_time
 
     def walk_commits(self, tip: pygit2.Oid, hide: Optional[pygit2.Oid] = None) -> Iterator[tuple[pygit2.Oid, int]]:
-        """(oid, committer time) of every commit reachable from tip, newest first."""
-        # Topological too: commits made in the same second still come children first.
+        """(oid, committer time) of every commit reachable from tip and not from hide, newest
+        first; commits made in the same second come children first."""
+        if hide is None:
+            yield from commit_walk.newest_first(self.git, tip)
+            return
+        # A few new commits: libgit2's walk stops where hide's history begins.
         walker = self.git.walk(tip, SortMode.TOPOLOGICAL | SortMode.TIME)
-        if hide is not None:
-            walker.hide(hide)
+        walker.hide(hide)
         for commit in walker:
             yield commit.id, commit.commit_time
 

@@ -27,7 +27,7 @@ from typing import Optional
 
 import pygit2
 
-from gitfs.repo.compat import SortMode
+from gitfs.repo.commit_walk import first_parent_line
 from gitfs.repo.days import ID_BYTES, day_and_name
 from gitfs.repo.repository import FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK, Repository
 
@@ -145,35 +145,28 @@ class FileVersions:
         if tip is None:
             self._line, self._paths, self._tip = _Line(), OrderedDict(), None
             return
-        new = self._read_line(tip, self._tip)
-        if new is None:  # rewritten: read it all again
+        new, rewritten = self._read_line(tip, self._tip)
+        if rewritten:  # the new commits are the whole line
             self._paths.clear()
             self._line = _Line()
-            new = self._read_line(tip, None) or _Line()
         self._line.extend(new)
         self._tip = tip
 
-    def _read_line(self, tip: pygit2.Oid, known: Optional[pygit2.Oid]) -> Optional[_Line]:
-        """The commits after `known` on tip's first-parent line, newest first; None if known is
-        not on that line."""
-        # A first-parent line is a chain: walked unsorted it comes newest first already,
-        # without the pass over the whole history that a topological sort makes first.
-        walker = self.repo.git.walk(tip, SortMode.NONE)
-        walker.simplify_first_parent()
-        if known is not None:
-            walker.hide(known)
+    def _read_line(self, tip: pygit2.Oid, known: Optional[pygit2.Oid]) -> tuple[_Line, bool]:
+        """The commits after `known` on tip's first-parent line, newest first, and whether
+        `known` is not on that line (moved back or rewritten): the commits are then the
+        whole line."""
         commits, trees, times = bytearray(), bytearray(), array("q")
         last = None
-        for commit in walker:
+        for commit in first_parent_line(self.repo.git, tip, known):
             commits += commit.id.raw
             trees += commit.tree_id.raw
             times.append(commit.commit_time)
             last = commit
         new = _Line(bytes(commits), bytes(trees), times)
         self.commits_read += len(new)
-        if known is not None and (last is None or not last.parent_ids or last.parent_ids[0] != known):
-            return None  # known is not just behind the new commits: moved back, or rewritten
-        return new
+        met = known is not None and (last is None or (bool(last.parent_ids) and last.parent_ids[0] == known))
+        return new, known is not None and not met
 
     # -- one path ----------------------------------------------------------------------
 

@@ -55,19 +55,23 @@ def directory_stat(owner: Owner, mtime: int, ctime: int | None = None, *, mode: 
 
 
 class StampedStat(Mapping):
-    """A stat dict that is `template` with all three times set to `seconds`: the entries
-    of a day folder in history/ (one per commit) differ only in their time. A listing
-    makes one per entry without building a dict, and the FUSE binding fills its struct
-    from the template's once, setting only the times (GitFSFUSE.readdir_fuse_3)."""
+    """A stat dict that is `template` with its times set to `seconds` (the change time to
+    `changed`, if given): the entries of history/ (one per day) and of a day folder (one
+    per commit) differ only in their times. A listing makes one per entry without
+    building a dict, and the FUSE binding fills its struct from the template's once,
+    setting only the times (GitFSFUSE.readdir_fuse_3)."""
 
-    __slots__ = ("template", "seconds")
-    TIMES = ("st_atime", "st_mtime", "st_ctime")
+    __slots__ = ("template", "seconds", "changed")
+    TIMES = ("st_atime", "st_mtime")
 
-    def __init__(self, template: dict, seconds: int):
+    def __init__(self, template: dict, seconds: int, changed: int | None = None):
         self.template = template  # times 0
         self.seconds = seconds
+        self.changed = seconds if changed is None else changed
 
     def __getitem__(self, key: str):
+        if key == "st_ctime":
+            return self.changed * NS
         return self.seconds * NS if key in self.TIMES else self.template[key]
 
     def __iter__(self) -> Iterator[str]:

@@ -32,8 +32,8 @@ class HistoryView(ReadOnlyView):
         if path != "/":
             raise FuseOSError(errno.ENOENT)
         entries: list = [(".", None), ("..", None)]
-        for day, (first, last) in self.days.spans():
-            entries.append((day, directory_stat(self.owner, last, first)))
+        template = directory_stat(self.owner, 0)
+        entries += [(day, StampedStat(template, last, first)) for day, (first, last) in self.days.spans()]
         return entries
 
     def _newest_time(self) -> int:

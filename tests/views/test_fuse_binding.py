@@ -159,6 +159,7 @@ class Filler:
 
     def __init__(self, room=1000):
         self.room, self.entries = room, []
+        self.change_times: list[int] = []  # st_ctime of each entry filled with attributes
         self.callback = mfusepy.fuse_fill_dir_t(self._fill)
 
     def _fill(self, buf, name, st, offset, flags):
@@ -168,6 +169,7 @@ class Filler:
         if st:
             contents = st.contents
             stat = (contents.st_mode, contents.st_size, contents.st_mtimespec.tv_sec, contents.st_mtimespec.tv_nsec)
+            self.change_times.append(contents.st_ctimespec.tv_sec)
         self.entries.append((name.decode(), stat, offset, flags))
         return 0
 
@@ -279,6 +281,19 @@ def test_stamped_entries_carry_the_template_with_their_own_times():
         ("10-00-01-bbbbbbbbbb", (0o40555, 4096, 1_700_000_001, 0), 3, FUSE_FILL_DIR_PLUS),
         ("other", (0o40555, 9, 0, 0), 4, FUSE_FILL_DIR_PLUS),
     ]
+
+
+def test_a_stamped_entry_may_have_its_own_change_time():
+    template = {"st_mode": 0o40555, "st_size": 4096, "st_nlink": 2, "st_atime": 0, "st_mtime": 0, "st_ctime": 0}
+    plus = [("2026-12-01", StampedStat(template, 1_700_000_500, 1_700_000_000)),
+            ("2026-12-02", StampedStat(template, 1_700_090_000))]
+    filler = Filler()
+    binding(Operations(plus, [])).readdir_fuse_3(b"/history", None, filler.callback, 0, file_info(1),
+                                                 FUSE_READDIR_PLUS)
+    assert [entry[1][2] for entry in filler.entries] == [1_700_000_500, 1_700_090_000]
+    assert filler.change_times == [1_700_000_000, 1_700_090_000]
+    assert StampedStat(template, 7, 3) == {**template, "st_atime": 7 * 10**9, "st_mtime": 7 * 10**9,
+                                           "st_ctime": 3 * 10**9}
 
 
 def test_a_stamped_stat_reads_as_the_dict_it_stands_for():
