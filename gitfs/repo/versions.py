@@ -51,15 +51,25 @@ class Version:
     mode: int  # git filemode: FILEMODE_BLOB, FILEMODE_EXEC or FILEMODE_LINK
 
 
+NAME_PREFIX_BYTES = 5  # a version's name ends in the first 10 hex digits of its commit id
+
+
 @dataclass
 class _PathIndex:
-    """The versions of one path up to the first `upto` commits of the line."""
+    """The versions of one path up to the first `upto` commits of the line, oldest first,
+    in flat buffers (~37 bytes a version: a file changed in most of a million commits
+    does not make a Python object per version; the versions are made when asked)."""
 
     upto: int = 0
-    versions: list[Version] = field(default_factory=list)
-    by_name: dict[str, Version] = field(default_factory=dict)
+    positions: array = field(default_factory=lambda: array("q"))  # each version's commit, as a place in the line
+    blobs: bytearray = field(default_factory=bytearray)  # each version's blob id, ID_BYTES each
+    modes: array = field(default_factory=lambda: array("l"))  # each version's git filemode
+    prefixes: bytearray = field(default_factory=bytearray)  # the start of each commit id (NAME_PREFIX_BYTES)
     last: Optional[tuple[pygit2.Oid, int]] = None  # (oid, mode) at the last commit read; None: no file there
     trail: list[Optional[pygit2.Oid]] = field(default_factory=list)  # tree oids down the path at that commit
+
+    def __len__(self) -> int:
+        return len(self.positions)
 
 
 class _Line:
@@ -108,27 +118,59 @@ class FileVersions:
         """The versions of path ("a/b.txt") on the branch, oldest first; [] if none."""
         with self._lock:
             index = self._index(path)
-            return list(index.versions) if index is not None else []
+            return [self._version(index, number) for number in range(len(index))] if index is not None else []
 
     def version(self, path: str, name: str) -> Optional[Version]:
         """One version of path by its name, or None."""
+        try:
+            prefix = bytes.fromhex(name[-2 * NAME_PREFIX_BYTES:])
+        except ValueError:
+            return None
         with self._lock:
             index = self._index(path)
-            return index.by_name.get(name) if index is not None else None
+            if index is None:
+                return None
+            at = index.prefixes.find(prefix)
+            while at != -1:
+                if at % NAME_PREFIX_BYTES == 0:
+                    version = self._version(index, at // NAME_PREFIX_BYTES)
+                    if version.name == name:
+                        return version
+                at = index.prefixes.find(prefix, at + 1)
+            return None
+
+    def span(self, path: str) -> Optional[tuple[int, int]]:
+        """Commit times of path's oldest and newest versions, or None without versions."""
+        with self._lock:
+            index = self._index(path)
+            if not index:
+                return None
+            return self._line.times[index.positions[0]], self._line.times[index.positions[-1]]
+
+    def _version(self, index: _PathIndex, number: int) -> Version:
+        position = index.positions[number]
+        commit, when = self._line.commit(position), self._line.times[position]
+        blob = pygit2.Oid(raw=bytes(index.blobs[number * ID_BYTES:(number + 1) * ID_BYTES]))
+        return Version(version_name(str(commit), when), commit, when, blob, index.modes[number])
 
     def _index(self, path: str) -> Optional[_PathIndex]:
         """The path's index, up to date with the branch (caller holds the lock)."""
         parts = [part for part in path.split("/") if part]
         if not parts:
             return None
-        self._refresh()
+        walked = self._refresh()  # commits read, of the line and then of the path's trees
         key = "/".join(parts)
-        index = self._paths.pop(key, None) or _PathIndex()
+        index = self._paths.pop(key, None)
+        if index is None:
+            index = _PathIndex()
         self._paths[key] = index  # the newest in the LRU
         while len(self._paths) > self.cache_size:
             self._paths.popitem(last=False)
         if index.upto < len(self._line):
+            walked += len(self._line) - index.upto
             self._extend(index, parts)
+        if walked:
+            self.repo.release_walk_memory(walked)
         return index
 
     def cached_paths(self) -> int:
@@ -138,19 +180,21 @@ class FileVersions:
 
     # -- the first-parent line -------------------------------------------------------
 
-    def _refresh(self) -> None:
+    def _refresh(self) -> int:
+        """Brings the line up to the branch; how many commits it read."""
         tip = self.repo.branch_tip()
         if tip == self._tip:
-            return
+            return 0
         if tip is None:
             self._line, self._paths, self._tip = _Line(), OrderedDict(), None
-            return
+            return 0
         new, rewritten = self._read_line(tip, self._tip)
         if rewritten:  # the new commits are the whole line
             self._paths.clear()
             self._line = _Line()
         self._line.extend(new)
         self._tip = tip
+        return len(new)
 
     def _read_line(self, tip: pygit2.Oid, known: Optional[pygit2.Oid]) -> tuple[_Line, bool]:
         """The commits after `known` on tip's first-parent line, newest first, and whether
@@ -202,10 +246,10 @@ class FileVersions:
                     continue
                 break
             if found is not None and found != last:
-                commit, when = line.commit(at), line.times[at]
-                version = Version(version_name(str(commit), when), commit, when, found[0], found[1])
-                index.versions.append(version)
-                index.by_name[version.name] = version
+                index.positions.append(at)
+                index.blobs += found[0].raw
+                index.modes.append(found[1])
+                index.prefixes += line.commits[at * ID_BYTES:at * ID_BYTES + NAME_PREFIX_BYTES]
             last = found
         index.upto = len(self._line)
         index.last = last

@@ -73,9 +73,8 @@ class VersionsView(BlobView):
             tip = self.repo.branch_tip()
             when = self.repo.commit_time(tip) if tip is not None else self.mount_time
             return directory_stat(self.owner, when)
-        newest = self.versions.versions(file_path)
-        return directory_stat(self.owner, newest[-1].commit_time if newest else self.mount_time,
-                              newest[0].commit_time if newest else None)
+        span = self.versions.span(file_path)
+        return directory_stat(self.owner, span[1] if span else self.mount_time, span[0] if span else None)
 
     def _item(self, file_path: str, version: Version) -> TreeItem:
         """The version as a file of its commit: its size, and its LFS object if it has one."""

@@ -110,3 +110,42 @@ def test_the_lru_is_bounded_and_an_evicted_path_comes_back_right(changing):
         for path, commits in expected.items():
             assert shas(index.versions(path)) == commits
             assert index.cached_paths() <= 2
+
+
+def test_a_version_is_found_by_its_name_and_only_by_it(changing):
+    index = FileVersions(changing.repo)
+    versions = index.versions("a/b/file.txt")
+    for version in versions:
+        assert index.version("a/b/file.txt", version.name) == version
+    first, second = versions[0], versions[1]
+    assert index.version("top.txt", second.name) is None  # "two" left top.txt as it was
+    assert index.version("top.txt", first.name).oid != first.oid  # "one" added both files
+    assert index.version("a/b/file.txt", first.name.replace("09-00-00", "09-00-01")) is None
+    assert index.version("a/b/file.txt", first.name[:-1] + "x") is None
+    assert index.version("a/b/file.txt", "nonsense") is None
+    assert index.span("a/b/file.txt") == (versions[0].commit_time, versions[-1].commit_time)
+    assert index.span("nothing") is None
+
+
+def test_a_path_without_versions_is_not_read_again(changing):
+    index = FileVersions(changing.repo)
+    assert index.versions("nothing") == []
+    read = index.commits_read
+    walked = []
+    changing.repo.release_walk_memory = walked.append
+    assert index.versions("nothing") == []
+    assert index.version("nothing", "2020-01-02_09-00-00-0000000000") is None
+    assert index.commits_read == read and walked == []  # neither the line nor the path's trees again
+
+
+def test_a_long_walk_gives_libgit2s_caches_back(changing):
+    """Reading many commits leaves this thread's handle with libgit2's caches; after a long
+    walk they are dropped, and the handle works on."""
+    repo = changing.repo
+    before = repo.git
+    tip = repo.branch_tip()
+    repo.release_walk_memory(10)
+    assert repo.git.head.target == tip
+    repo.release_walk_memory(1_000_000)
+    assert repo.git is before and repo.git.head.target == tip
+    assert repo.blob_bytes(FileVersions(repo).versions("top.txt")[0].oid) == b"top\n"
