@@ -16,6 +16,7 @@ from gitfs.lfs import attributes
 from gitfs.lfs import checkout as lfs_checkout
 from gitfs.lfs import setup as lfs_setup
 from gitfs.options import Options
+from gitfs.repo import libgit2
 from gitfs.repo import remote as remote_ops
 from gitfs.repo.conflicts import ConflictLog
 from gitfs.repo.days import CommitDays, day_and_name
@@ -70,7 +71,7 @@ class Mount:
         # Idle after min_idle_times quiet sync periods, as the original (at least 1 s).
         self.state = SyncState(idle_after=max(options.min_idle_times * options.sync_timeout, 1.0))
         self.days = CommitDays(repo.branch_tip, repo.walk_commits, repo.is_ancestor,
-                               moves=lambda: repo.branch_moves, indexed=repo.release_walk_memory)
+                               moves=lambda: repo.branch_moves, indexed=libgit2.release_free_memory)
         self.kernel = KernelCache(options.mount_point)
         self.worktree_kernel = WorktreeForgetter(self.kernel, mount_prefix(options.current_path))
         history_kernel = HistoryForgetter(self.kernel, mount_prefix(options.history_path),

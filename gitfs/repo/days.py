@@ -82,7 +82,7 @@ class CommitDays:
                  walk: Callable[[pygit2.Oid, Optional[pygit2.Oid]], Iterable[tuple[pygit2.Oid, int]]],
                  is_ancestor: Callable[[pygit2.Oid, pygit2.Oid], bool],
                  moves: Optional[Callable[[], int]] = None,
-                 indexed: Optional[Callable[[int], None]] = None):
+                 indexed: Optional[Callable[[], None]] = None):
         self._tip = tip
         self._walk = walk
         self._is_ancestor = is_ancestor
@@ -90,8 +90,7 @@ class CommitDays:
         # (reading the ref costs more than the rest of a history/ lookup).
         self._moves = moves
         self._indexed_moves: Optional[int] = None
-        # Told after each walk, with the number of commits it read: what the walk left in
-        # libgit2's caches and the heap can be given back (Repository.release_walk_memory).
+        # Told after each walk: the walk's garbage can be given back (libgit2.release_free_memory).
         self._after_walk = indexed
         self._lock = threading.Lock()
         self._indexed_tip: Optional[pygit2.Oid] = None
@@ -207,13 +206,13 @@ class CommitDays:
         else:
             hide = self._indexed_tip
         if tip is not None:
-            walked = self._add(self._walk(tip, hide))
+            self._add(self._walk(tip, hide))
             if self._after_walk is not None:
-                self._after_walk(walked)
+                self._after_walk()
         self._indexed_tip = tip
 
-    def _add(self, commits: Iterable[tuple[pygit2.Oid, int]]) -> int:
-        """Index walked commits (newest first); how many there were. The walk goes into three flat buffers (its
+    def _add(self, commits: Iterable[tuple[pygit2.Oid, int]]) -> None:
+        """Index walked commits (newest first). The walk goes into three flat buffers (its
         times, its raw ids, where each run of one day starts), with no Python object kept
         per commit or per day until it ends: what the walk leaves behind is freed at once,
         not pinned by the day objects between it (they would fragment the daemon's heap)."""
@@ -231,7 +230,6 @@ class CommitDays:
             runs.setdefault(_day(times[start]), []).append((start, end))
         for day, day_runs in runs.items():
             self._days[day] = _merge_runs(self._days.get(day), times, ids, day_runs)
-        return len(times)
 
 
 def _merge_runs(known: Optional[Day], times: array, ids: bytearray, runs: list[tuple[int, int]]) -> Day:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Callable, Optional, cast
 
 import pygit2
 
-from gitfs.repo import commit_walk, compat, libgit2, staging
+from gitfs.repo import commit_walk, compat, staging
 from gitfs.repo.blobstream import BlobReader, ObjectFiles
 from gitfs.repo.compat import DeltaStatus, FileStatus, SortMode
 from gitfs.repo.errors import GitCoreError, NotADirectory, PathNotFound, local_write
@@ -45,7 +45,6 @@ log = logging.getLogger(__name__)
 
 REMOTE_NAME = "origin"
 MAX_HANDLES = 64
-LONG_WALK_COMMITS = 10_000  # a walk after which this thread's libgit2 caches are dropped
 BLOB_SIZES = 16384  # blob sizes remembered by oid (a tree's unchanged files repeat across commits)
 
 
@@ -179,7 +178,7 @@ class Repository:
         """(oid, committer time) of every commit reachable from tip and not from hide, newest
         first; commits made in the same second come children first."""
         if hide is None:
-            yield from commit_walk.newest_first(self.git, tip)
+            yield from commit_walk.newest_first(self.walk_handle(), tip)
             return
         # A few new commits: libgit2's walk stops where hide's history begins.
         walker = self.git.walk(tip, SortMode.TOPOLOGICAL | SortMode.TIME)
@@ -187,14 +186,11 @@ class Repository:
         for commit in walker:
             yield commit.id, commit.commit_time
 
-    def release_walk_memory(self, commits: int) -> None:
-        """After a walk that read `commits` commits in this thread: a long one leaves this
-        thread's handle holding libgit2's caches of what it read (parsed objects, the pack's
-        delta bases: ~30 MB after the versions of a file on 300,000 commits), freed here (the
-        handle opens its database again when next used); then malloc gives its free pages back."""
-        if commits >= LONG_WALK_COMMITS:
-            self.git.free()
-        libgit2.release_free_memory()
+    def walk_handle(self) -> pygit2.Repository:
+        """A pygit2 handle of its own, for a walk of a long history: what libgit2 caches of
+        the walk (parsed objects, the pack's delta bases: ~30 MB after the versions of a
+        file on 300,000 commits) goes with the handle, not into a thread's for good."""
+        return pygit2.Repository(self.path)
 
     def root_tree(self, commit_oid: pygit2.Oid) -> pygit2.Oid:
         return self._commit(commit_oid).tree_id

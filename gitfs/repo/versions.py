@@ -29,9 +29,11 @@ import pygit2
 
 from gitfs.repo.commit_walk import first_parent_line
 from gitfs.repo.days import ID_BYTES, day_and_name
+from gitfs.repo.libgit2 import release_free_memory
 from gitfs.repo.repository import FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK, Repository
 
 CACHE_SIZE = 256
+LONG_WALK = 10_000  # commits of the line from which a path's pass takes a handle of its own
 FILE_MODES = (FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK)
 OBJECT_TREE, OBJECT_BLOB = 2, 3  # git_object_t, as pygit2's Object.type gives it (an int in every release)
 
@@ -170,7 +172,7 @@ class FileVersions:
             walked += len(self._line) - index.upto
             self._extend(index, parts)
         if walked:
-            self.repo.release_walk_memory(walked)
+            release_free_memory()
         return index
 
     def cached_paths(self) -> int:
@@ -202,7 +204,9 @@ class FileVersions:
         whole line."""
         commits, trees, times = bytearray(), bytearray(), array("q")
         last = None
-        for commit in first_parent_line(self.repo.git, tip, known):
+        # The whole line on a handle of its own (Repository.walk_handle); a few new commits on this thread's.
+        git = self.repo.walk_handle() if known is None else self.repo.git
+        for commit in first_parent_line(git, tip, known):
             commits += commit.id.raw
             trees += commit.tree_id.raw
             times.append(commit.commit_time)
@@ -215,11 +219,11 @@ class FileVersions:
     # -- one path ----------------------------------------------------------------------
 
     def _extend(self, index: _PathIndex, parts: list[str]) -> None:
-        git = self.repo.git
+        line = self._line
+        git = self.repo.walk_handle() if len(line) - index.upto >= LONG_WALK else self.repo.git
         depth = len(parts)
         trail = index.trail or [None] * depth  # trail[d]: the tree searched for parts[d]
         last = index.last
-        line = self._line
         for at in range(index.upto, len(line)):
             current: Optional[pygit2.Oid] = line.tree(at)
             found: Optional[tuple[pygit2.Oid, int]] = None

@@ -5,6 +5,7 @@ import os
 
 import pytest
 
+from gitfs.repo import versions as versions_module
 from gitfs.repo.repository import FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK, Repository
 from gitfs.repo.versions import FileVersions, version_name
 from helpers import Remote, commit_with, git
@@ -131,21 +132,21 @@ def test_a_path_without_versions_is_not_read_again(changing):
     index = FileVersions(changing.repo)
     assert index.versions("nothing") == []
     read = index.commits_read
-    walked = []
-    changing.repo.release_walk_memory = walked.append
+    passes = []
+    index._extend = lambda *arguments: passes.append(arguments)
     assert index.versions("nothing") == []
     assert index.version("nothing", "2020-01-02_09-00-00-0000000000") is None
-    assert index.commits_read == read and walked == []  # neither the line nor the path's trees again
+    assert index.commits_read == read and passes == []
 
 
-def test_a_long_walk_gives_libgit2s_caches_back(changing):
-    """Reading many commits leaves this thread's handle with libgit2's caches; after a long
-    walk they are dropped, and the handle works on."""
-    repo = changing.repo
-    before = repo.git
-    tip = repo.branch_tip()
-    repo.release_walk_memory(10)
-    assert repo.git.head.target == tip
-    repo.release_walk_memory(1_000_000)
-    assert repo.git is before and repo.git.head.target == tip
-    assert repo.blob_bytes(FileVersions(repo).versions("top.txt")[0].oid) == b"top\n"
+def test_a_long_pass_reads_on_a_handle_of_its_own(changing, monkeypatch):
+    """A pass over many commits (the whole line, a path's first) takes a handle that goes
+    with its caches when done; the answers are the same."""
+    monkeypatch.setattr(versions_module, "LONG_WALK", 1)
+    handles = []
+    walk_handle = changing.repo.walk_handle
+    monkeypatch.setattr(changing.repo, "walk_handle", lambda: handles.append(1) or walk_handle())
+    index = FileVersions(changing.repo)
+    for path in ("top.txt", "a/b/file.txt"):
+        assert shas(index.versions(path)) == git_versions(changing, path)
+    assert len(handles) == 3  # the line, then each path's pass
