@@ -58,3 +58,29 @@ def test_a_walk_of_the_history_leaves_no_commit_in_the_object_cache(tmp_path, co
     before = pygit2.settings.cached_memory[0]
     assert sum(1 for commit in fresh.walk(parents[0]) if commit.commit_time) == 50
     assert pygit2.settings.cached_memory[0] == before
+
+
+@pytest.fixture
+def tree_caching_restored():
+    yield
+    pygit2.option(pygit2.GIT_OPT_SET_CACHE_OBJECT_LIMIT, libgit2.GIT_OBJECT_TREE, 4096)  # libgit2's default
+
+
+def test_a_big_folder_stays_parsed_between_lookups(tmp_path, tree_caching_restored, commit_caching_restored):
+    """A folder of 2,000 entries (~70 kB of tree): without the setting, every name looked
+    up in it inflates and parses it again."""
+    repo = pygit2.init_repository(str(tmp_path / "clone"))
+    blob = repo.create_blob(b"same\n")
+    builder = repo.TreeBuilder()
+    for number in range(2000):
+        builder.insert(f"file{number:05d}.txt", blob, pygit2.GIT_FILEMODE_BLOB)
+    tree = builder.write()
+    size = len(repo.odb.read(tree)[1])
+    assert size > 64 * 1024
+
+    libgit2.configure(Credentials(), str(tmp_path / "remote.git"))
+
+    fresh = pygit2.Repository(repo.path)
+    before = pygit2.settings.cached_memory[0]
+    assert fresh[tree]["file01999.txt"].id == blob
+    assert pygit2.settings.cached_memory[0] - before >= size
