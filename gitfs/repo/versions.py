@@ -14,7 +14,8 @@ Renames are not followed: a file's versions are those under its present path; a 
 that was deleted and added again lists the versions from both lives.
 
 Thread-safe: one lock around the line and the LRU (FUSE threads ask, any of them may
-extend). The pygit2 handle is the calling thread's (Repository.git).
+extend). A few new commits are read on the calling thread's pygit2 handle
+(Repository.git); a pass over 10,000 commits or more on a handle of its own.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from gitfs.repo.repository import FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK, R
 
 CACHE_SIZE = 256
 LONG_WALK = 10_000  # commits of the line from which a path's pass takes a handle of its own
+NAME_PREFIX_BYTES = 5  # a version's name ends in the first 10 hex digits of its commit id
 FILE_MODES = (FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK)
 OBJECT_TREE, OBJECT_BLOB = 2, 3  # git_object_t, as pygit2's Object.type gives it (an int in every release)
 
@@ -51,9 +53,6 @@ class Version:
     commit_time: int
     oid: pygit2.Oid  # the blob
     mode: int  # git filemode: FILEMODE_BLOB, FILEMODE_EXEC or FILEMODE_LINK
-
-
-NAME_PREFIX_BYTES = 5  # a version's name ends in the first 10 hex digits of its commit id
 
 
 @dataclass
@@ -213,8 +212,10 @@ class FileVersions:
             last = commit
         new = _Line(bytes(commits), bytes(trees), times)
         self.commits_read += len(new)
-        met = known is not None and (last is None or (bool(last.parent_ids) and last.parent_ids[0] == known))
-        return new, known is not None and not met
+        if known is None:
+            return new, False
+        met = last is None or (bool(last.parent_ids) and last.parent_ids[0] == known)
+        return new, not met
 
     # -- one path ----------------------------------------------------------------------
 
