@@ -34,6 +34,7 @@ from gitfs.repo.filemodes import (  # noqa: F401
     GIT_DIR,
     KEEP_FILE,
 )
+from gitfs.repo.parsed_trees import ParsedTrees
 from gitfs.repo.skipped import SkippedPaths
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ class Repository:
         self._handles: dict[int, pygit2.Repository] = {}
         self._handles_lock = threading.Lock()
         self._sizes: dict[pygit2.Oid, int] = {}  # blob oid -> size, bounded by BLOB_SIZES
+        self._trees = ParsedTrees()
         # Paths of the branch this disk cannot hold: left out of the working tree, kept in the index.
         self.skipped = SkippedPaths(os.path.join(self.path, GIT_DIR, "gitfs-skipped-paths"))
         self._object_files = ObjectFiles(os.path.join(self.path, GIT_DIR, "objects"))
@@ -199,6 +201,9 @@ class Repository:
         return cast(pygit2.Commit, self.git[oid])
 
     def _tree(self, oid: pygit2.Oid) -> pygit2.Tree:
+        return self._trees.get(oid, self._parse_tree)
+
+    def _parse_tree(self, oid: pygit2.Oid) -> pygit2.Tree:
         return cast(pygit2.Tree, self.git[oid])
 
     def tree_item(self, commit_oid: pygit2.Oid, parts: Iterable[str], *,
