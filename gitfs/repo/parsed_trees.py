@@ -19,11 +19,13 @@ from typing import Callable
 import pygit2
 
 KEPT_ENTRIES = 131_072  # entries of all kept trees together (~70 bytes each parsed)
+KEPT_TREES = 2048  # trees kept (~1 kB each besides their entries: history/'s small root trees)
 
 
 class ParsedTrees:
-    def __init__(self, kept_entries: int = KEPT_ENTRIES):
+    def __init__(self, kept_entries: int = KEPT_ENTRIES, kept_trees: int = KEPT_TREES):
         self.kept_entries = kept_entries
+        self.kept_trees = kept_trees
         self._trees: dict[pygit2.Oid, pygit2.Tree] = {}
         self._entries = 0  # of the trees in _trees
         self._lock = threading.Lock()  # for a change of _trees and _entries together
@@ -35,7 +37,7 @@ class ParsedTrees:
             tree = parse(oid)
             size = len(tree)
             with self._lock:
-                if self._entries + size > self.kept_entries:
+                if self._entries + size > self.kept_entries or len(self._trees) >= self.kept_trees:
                     # Emptied rather than ordered: an order would cost every hit, and a
                     # walk of more entries than fit parses the folders it is in once more.
                     self._trees.clear()

@@ -85,3 +85,13 @@ def test_more_entries_than_kept_empties_the_table_and_still_answers(tmp_path):
     assert sum(parses.values()) == 2 * FOLDERS  # a walk wider than the table parses again
     assert trees.get(folders[-1], parse).id == folders[-1]
     assert parses[folders[-1]] == 2  # the last one parsed is kept
+
+
+def test_no_more_trees_are_kept_than_the_bound(tmp_path):
+    remote = project(tmp_path)
+    handle = pygit2.Repository(str(remote.work))
+    folders = [entry.id for entry in handle.revparse_single(f"{remote.sha}:src")]
+    trees = ParsedTrees(kept_trees=5)
+    for oid in folders:
+        assert trees.get(oid, handle.__getitem__).id == oid
+        assert 1 <= len(trees) <= 5
