@@ -204,9 +204,9 @@ class BlobReader:
 
     RESTARTS = 1  # reads before the window that start the stream again before `whole` takes over
 
-    def __init__(self, size: int, locate: Callable[[], Optional[tuple[str, int, bool]]],
+    def __init__(self, measure: Callable[[], int], locate: Callable[[], Optional[tuple[str, int, bool]]],
                  whole: Callable[[], memoryview]):
-        self.size = size
+        self._measure = measure  # the blob's size: asked only to stream it (a warm open reads nothing)
         self._locate = locate
         self._whole = whole
         self._lock = threading.Lock()
@@ -248,7 +248,7 @@ class BlobReader:
             return None
         path, at, loose_header = where
         try:
-            self._stream = ZlibStream(path, at, self.size, loose_header)
+            self._stream = ZlibStream(path, at, self._measure(), loose_header)
         except FileNotFoundError:  # packed or pruned since locate() looked
             self._starts = self.RESTARTS + 1
             return None

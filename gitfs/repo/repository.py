@@ -15,6 +15,7 @@ import contextlib
 import logging
 import os
 import threading
+from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Optional, cast
@@ -26,6 +27,7 @@ from gitfs.repo.blobstream import BlobReader, ObjectFiles
 from gitfs.repo.compat import DeltaStatus, FileStatus, SortMode
 from gitfs.repo.errors import GitCoreError, NotADirectory, PathNotFound, local_write
 from gitfs.repo.filemodes import (  # noqa: F401
+    BLOB_MODES,
     FILEMODE_BLOB,
     FILEMODE_COMMIT,
     FILEMODE_EXEC,
@@ -207,11 +209,13 @@ class Repository:
         return cast(pygit2.Tree, self.git[oid])
 
     def tree_item(self, commit_oid: pygit2.Oid, parts: Iterable[str], *,
-                  root: Optional[pygit2.Oid] = None) -> TreeItem:
+                  root: Optional[pygit2.Oid] = None, sized: bool = True) -> TreeItem:
         """The entry at `parts` (path components) of a commit's tree, or PathNotFound.
 
         Walks one component at a time: O(depth), never a scan of the tree. `root`, the
-        commit's tree oid if the caller knows it, saves parsing the commit.
+        commit's tree oid if the caller knows it, saves parsing the commit. sized=False
+        leaves a file's size out (0) where it is not needed to know what the file is
+        (without Git LFS): opening a file reads its size only when it reads the file.
         """
         tree_oid = root if root is not None else self._commit(commit_oid).tree_id
         parts = list(parts)
@@ -227,7 +231,7 @@ class Repository:
                 raise PathNotFound(part) from None
             item = TreeItem(part, entry.filemode, entry.id)
             tree = None
-        if item.mode in (FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK):
+        if item.mode in BLOB_MODES and (sized or self.lfs is not None):
             item = self.blob_item(item.name, item.mode, item.oid, "/".join(parts), commit_oid)
         return item
 
@@ -267,18 +271,28 @@ class Repository:
                         where: Optional[tuple[str, pygit2.Oid]] = None) -> list[TreeItem]:
         """Every entry of a tree; with sizes=True, blobs and links carry their size. `where`,
         (the tree's path, its commit), lets an LFS file carry its object's size instead."""
+        tree = self._tree(tree_oid)
+        if sizes and self.lfs is None:
+            # A tree's entries are named.
+            measured = self._trees.blob_sizes(tree_oid, tree, self._measure_blobs)
+            return [TreeItem(cast(str, entry.name), entry.filemode, entry.id, size)
+                    for entry, size in zip(tree, measured)]
         items = []
-        for entry in self._tree(tree_oid):
+        for entry in tree:
             mode = entry.filemode
-            name = cast(str, entry.name)  # a tree's entries are named
-            if not sizes or mode not in (FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK):
+            name = cast(str, entry.name)
+            if not sizes or mode not in BLOB_MODES:
                 items.append(TreeItem(name, mode, entry.id))
-            elif where is not None and self.lfs is not None:
+            elif where is not None:
                 folder, commit = where
                 items.append(self.blob_item(name, mode, entry.id, f"{folder}/{name}".lstrip("/"), commit))
             else:
                 items.append(TreeItem(name, mode, entry.id, self.blob_size(entry.id)))
         return items
+
+    def _measure_blobs(self, tree: pygit2.Tree) -> array:
+        """Each entry's size in the tree's order: a blob's or a link's, 0 for the rest."""
+        return array("q", [self.blob_size(entry.id) if entry.filemode in BLOB_MODES else 0 for entry in tree])
 
     def open_content(self, oid: pygit2.Oid, pointer: Optional[Pointer], path: str) -> BlobReader | ObjectReader:
         """A reader of what a file of a commit holds (read(size, offset), close()): the LFS
@@ -295,7 +309,7 @@ class Repository:
         """The blob's bytes for reading at offsets (an open history/ file), streamed from its
         object file where it has one, never whole in memory; nothing is read before the first read."""
         hex_id, raw_id = str(oid), oid.raw
-        return BlobReader(self.blob_size(oid), lambda: self._object_files.locate(hex_id, raw_id),
+        return BlobReader(lambda: self.blob_size(oid), lambda: self._object_files.locate(hex_id, raw_id),
                           lambda: self.blob_buffer(oid))
 
     def blob_buffer(self, oid: pygit2.Oid) -> memoryview:

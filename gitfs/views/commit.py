@@ -43,12 +43,13 @@ class CommitView(BlobView):
             self._root = self.repo.root_tree(self.commit)
         return self._root
 
-    def _item(self, path: str) -> TreeItem:
+    def _item(self, path: str, sized: bool = True) -> TreeItem:
+        """The entry at `path`; sized=False: a file's size may be left out (see Repository.tree_item)."""
         if path == "/":
             return TreeItem("", FILEMODE_TREE, self._root_tree())
         parts = [part for part in path.split("/") if part]
         try:
-            return self.repo.tree_item(self.commit, parts, root=self._root_tree())
+            return self.repo.tree_item(self.commit, parts, root=self._root_tree(), sized=sized)
         except PathNotFound:
             raise FuseOSError(errno.ENOENT) from None
         except NotADirectory:
@@ -102,7 +103,7 @@ class CommitView(BlobView):
     def open(self, path, flags):
         if is_write_open(flags):
             raise FuseOSError(errno.EROFS)
-        item = self._item(path)
+        item = self._item(path, sized=False)
         if item.mode in (FILEMODE_TREE, FILEMODE_COMMIT):
             raise FuseOSError(errno.EISDIR)
         return self._open_blob(path, item.oid, item.pointer)

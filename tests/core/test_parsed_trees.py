@@ -95,3 +95,63 @@ def test_no_more_trees_are_kept_than_the_bound(tmp_path):
     for oid in folders:
         assert trees.get(oid, handle.__getitem__).id == oid
         assert 1 <= len(trees) <= 5
+
+
+class SizeCountingRepository(Repository):
+    """A real Repository that counts the blobs whose size it looks up."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.measured: Counter = Counter()
+
+    def blob_size(self, oid):
+        self.measured[oid] += 1
+        return super().blob_size(oid)
+
+
+def test_a_folder_listed_again_keeps_its_sizes(tmp_path):
+    # A libfuse without kernel-kept listings lists every folder again at each grep -r:
+    # the second listing must not look up every blob's size again.
+    remote = project(tmp_path)
+    repo = SizeCountingRepository(str(remote.work), remote.branch)
+    commit = pygit2.Oid(hex=remote.sha)
+    folder = repo.tree_item(commit, ["src", "m007"])
+    first = repo.list_tree_items(folder.oid, sizes=True)
+    again = repo.list_tree_items(folder.oid, sizes=True)
+    assert first == again
+    assert [(item.name, item.size) for item in again] == [(f"f{n}.txt", len(f"7 {n}\n")) for n in range(FILES)]
+    assert sum(repo.measured.values()) == FILES
+    root = repo.list_tree_items(repo.root_tree(commit), sizes=True)
+    assert [(item.name, item.size) for item in root] == [("src", 0)]  # a folder has no size
+
+
+def test_sizes_go_with_their_tree(tmp_path):
+    remote = project(tmp_path)
+    handle = pygit2.Repository(str(remote.work))
+    folders = [entry.id for entry in handle.revparse_single(f"{remote.sha}:src")]
+    trees = ParsedTrees(kept_trees=2)
+    measures = Counter()
+
+    def measure(tree):
+        measures[tree.id] += 1
+        return [len(tree)]
+
+    for oid in folders[:3]:
+        assert trees.blob_sizes(oid, trees.get(oid, handle.__getitem__), measure) == [FILES]
+    # the third tree emptied the table: the first one's sizes are measured again, never stale
+    assert trees.blob_sizes(folders[0], trees.get(folders[0], handle.__getitem__), measure) == [FILES]
+    assert measures[folders[0]] == 2
+    assert trees.blob_sizes(folders[2], trees.get(folders[2], handle.__getitem__), measure) == [FILES]
+    assert measures[folders[2]] == 1
+
+
+def test_opening_a_file_of_a_commit_reads_its_size_only_when_it_is_read(tmp_path):
+    remote = project(tmp_path)
+    repo = SizeCountingRepository(str(remote.work), remote.branch)
+    commit = pygit2.Oid(hex=remote.sha)
+    item = repo.tree_item(commit, ["src", "m003", "f1.txt"], sized=False)
+    reader = repo.open_content(item.oid, item.pointer, "src/m003/f1.txt")
+    assert not repo.measured
+    assert bytes(reader.read(100, 0)) == b"3 1\n"
+    reader.close()
+    assert repo.tree_item(commit, ["src", "m003", "f1.txt"]).size == 4
