@@ -102,7 +102,7 @@ class Mount:
                                       wait_released=self.handles.wait_released, final_seconds=UNMOUNT_PUSH_SECONDS)
         self.fetch_worker = FetchWorker(remote, self.state, fetch_timeout=options.fetch_timeout,
                                         idle_fetch_timeout=options.idle_fetch_timeout,
-                                        on_remote_moved=self.sync_worker.wake)
+                                        on_remote_moved=self.sync_worker.wake, on_idle=repo.release_caches)
         routes = build_routes(Views(self), current_path=options.current_path, history_path=options.history_path)
         self.router = Router(routes, cache_size=options.cache_size, touch=self.state.touch,
                              on_init=self.start, on_destroy=self.stop,

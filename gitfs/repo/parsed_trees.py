@@ -47,7 +47,7 @@ class ParsedTrees:
                 if self._entries + size > self.kept_entries or len(self._trees) >= self.kept_trees:
                     # Emptied rather than ordered: an order would cost every hit, and a
                     # walk of more entries than fit parses the folders it is in once more.
-                    self._trees.clear()
+                    self._trees.clear()  # (under the lock already: clear() would wait on it)
                     self._sizes.clear()
                     self._entries = 0
                 if oid not in self._trees:
@@ -65,6 +65,13 @@ class ParsedTrees:
                 if oid in self._trees:
                     self._sizes[oid] = sizes
         return sizes
+
+    def clear(self) -> None:
+        """Keep nothing (the trees hold their handles' libgit2 caches alive)."""
+        with self._lock:
+            self._trees.clear()
+            self._sizes.clear()
+            self._entries = 0
 
     def __len__(self) -> int:
         return len(self._trees)

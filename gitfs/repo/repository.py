@@ -12,6 +12,7 @@ writes (index, commits, refs, working tree); FUSE threads only read objects.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import os
 import threading
@@ -36,6 +37,7 @@ from gitfs.repo.filemodes import (  # noqa: F401
     GIT_DIR,
     KEEP_FILE,
 )
+from gitfs.repo.libgit2 import release_free_memory
 from gitfs.repo.parsed_trees import ParsedTrees
 from gitfs.repo.skipped import SkippedPaths
 
@@ -107,6 +109,22 @@ class Repository:
                     del self._handles[next(iter(self._handles))]
                 self._handles[thread] = handle
         return handle
+
+    def release_caches(self) -> None:
+        """Give back what libgit2 keeps of the clone's objects (for an idle mount): every
+        thread's handle and the parsed trees are dropped; a thread opens a handle again at
+        its next call. libgit2 keeps up to 16 MiB of a pack's delta bases, a figure it
+        does not let anyone change, for as long as any handle has that pack open."""
+        with self._handles_lock:
+            handles = len(self._handles)
+            self._handles.clear()
+        self._trees.clear()
+        self._sizes.clear()
+        # A pygit2 handle is in reference cycles with its collections (references,
+        # branches, remotes): only the cycle collector frees it.
+        gc.collect()
+        release_free_memory()
+        log.debug("idle: libgit2's caches given back (%d handles closed)", handles)
 
     def index(self) -> pygit2.Index:
         """This thread's index, reloaded if another thread's handle wrote it since."""
@@ -191,9 +209,9 @@ class Repository:
             yield commit.id, commit.commit_time
 
     def walk_handle(self) -> pygit2.Repository:
-        """A pygit2 handle of its own, for a walk of a long history: what libgit2 caches of
-        the walk (parsed objects, the pack's delta bases: ~30 MB after the versions of a
-        file on 300,000 commits) goes with the handle, not into a thread's for good."""
+        """A pygit2 handle of its own, for a walk of a long history: the objects libgit2
+        keeps parsed for the walk go with the handle, not into a thread's for good. (The
+        pack's delta bases are shared by every handle in the process: release_caches.)"""
         return pygit2.Repository(self.path)
 
     def root_tree(self, commit_oid: pygit2.Oid) -> pygit2.Oid:

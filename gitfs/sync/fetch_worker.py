@@ -4,7 +4,8 @@ When the remote moved it wakes the sync worker, which brings the change into
 current/ and history/. A FUSE call after an idle spell wakes it at once
 (SyncState.touch sets wake_fetch). Failures are logged and reported by the
 remote link it shares with the sync cycle. Each round also tries again the Git LFS
-objects that working files still lack, and wakes the sync worker when one came.
+objects that working files still lack, and wakes the sync worker when one came, and
+tells the mount once when an idle spell has begun (`on_idle`: it gives memory back).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ LFS_RETRY_MAX = 600.0  # seconds
 
 class FetchWorker(threading.Thread):
     def __init__(self, remote: RemoteLink, state: SyncState, *, fetch_timeout: float, idle_fetch_timeout: float,
-                 on_remote_moved: Callable[[], None]):
+                 on_remote_moved: Callable[[], None], on_idle: Callable[[], None]):
         super().__init__(name="FetchWorker", daemon=True)
         self.remote = remote
         self.repo = remote.repo
@@ -34,6 +35,8 @@ class FetchWorker(threading.Thread):
         self.fetch_timeout = fetch_timeout
         self.idle_fetch_timeout = idle_fetch_timeout
         self.on_remote_moved = on_remote_moved
+        self.on_idle = on_idle
+        self._idle_told = False  # on_idle was called in this idle spell
         self._stopping = threading.Event()
         self._lfs_retry_wait = 0.0  # seconds until missing LFS objects are tried again: doubles while they fail
         self._lfs_retry_at = 0.0
@@ -55,6 +58,7 @@ class FetchWorker(threading.Thread):
                 return
             self.fetch_once()
             self.retry_lfs_objects()
+            self.tell_idle()
 
     def fetch_once(self) -> None:
         before = self.repo.remote_tip()
@@ -65,6 +69,14 @@ class FetchWorker(threading.Thread):
         local = self.repo.branch_tip()
         if after != before or (after is not None and (local is None or not self.repo.is_ancestor(after, local))):
             self.on_remote_moved()
+
+    def tell_idle(self) -> None:
+        """on_idle, once an idle spell has begun (a round wakes at most fetch_timeout
+        after it did); once a spell, so a fetch while idle keeps what it read."""
+        idle = self.state.is_idle()
+        if idle and not self._idle_told:
+            self.on_idle()
+        self._idle_told = idle
 
     def retry_lfs_objects(self) -> None:
         """Git LFS: the objects of working files left holding their pointer's text, tried

@@ -381,3 +381,19 @@ def test_history_file_read_twice_is_right_both_times(rich, mount_gitfs):
     other = commit_dir(mount, rich, rich.c1) / "testing"
     assert other.read_bytes() == rich.show("testing", rich.c1)
     assert other.read_bytes() == rich.show("testing", rich.c1)
+
+
+def test_an_idle_mount_gives_libgit2_s_caches_back_and_reads_on(rich, mount_gitfs):
+    # Idle 1 s after the last call (2 x sync_timeout); the fetch worker's next round
+    # (fetch_timeout 1 s) drops every handle on the clone and the parsed trees.
+    mount = mount_gitfs(rich, log_level="debug", min_idle_times=2)
+    folder = commit_dir(mount, rich, rich.c1)
+    want = hashlib.sha256(rich.big).hexdigest()
+    assert read_in_chunks(folder / "big.bin") == want
+    wait_for(lambda: "libgit2's caches given back" in mount.log_text(), message="the idle release")
+    # New handles answer: a folder never looked at, a file read again, a write pushed.
+    assert (commit_dir(mount, rich, rich.c2) / "testing").read_bytes() == rich.show("testing", rich.c2)
+    assert read_in_chunks(folder / "big.bin") == want
+    (mount.current / "after-idle.txt").write_text("written after the release\n")
+    wait_for(lambda: "after-idle.txt" in rich.files(), message="the write on the remote")
+    assert rich.show("after-idle.txt") == b"written after the release\n"
