@@ -290,15 +290,14 @@ class Repository:
         """Every entry of a tree; with sizes=True, blobs and links carry their size. `where`,
         (the tree's path, its commit), lets an LFS file carry its object's size instead."""
         tree = self._tree(tree_oid)
-        if sizes and self.lfs is None:
-            # A tree's entries are named.
+        if sizes and self.lfs is None:  # the sizes are the blobs' own: kept with the tree
             measured = self._trees.blob_sizes(tree_oid, tree, self._measure_blobs)
             return [TreeItem(cast(str, entry.name), entry.filemode, entry.id, size)
                     for entry, size in zip(tree, measured)]
         items = []
         for entry in tree:
             mode = entry.filemode
-            name = cast(str, entry.name)
+            name = cast(str, entry.name)  # a tree's entries are named
             if not sizes or mode not in BLOB_MODES:
                 items.append(TreeItem(name, mode, entry.id))
             elif where is not None:
