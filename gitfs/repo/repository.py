@@ -38,7 +38,7 @@ from gitfs.repo.filemodes import (  # noqa: F401
     KEEP_FILE,
 )
 from gitfs.repo.libgit2 import release_free_memory
-from gitfs.repo.parsed_trees import ParsedTrees
+from gitfs.repo.parsed_trees import ParsedTrees, TreeSizes
 from gitfs.repo.skipped import SkippedPaths
 
 if TYPE_CHECKING:
@@ -81,6 +81,7 @@ class Repository:
         self._handles_lock = threading.Lock()
         self._sizes: dict[pygit2.Oid, int] = {}  # blob oid -> size, bounded by BLOB_SIZES
         self._trees = ParsedTrees()
+        self._tree_sizes = TreeSizes()  # of listed trees
         # Paths of the branch this disk cannot hold: left out of the working tree, kept in the index.
         self.skipped = SkippedPaths(os.path.join(self.path, GIT_DIR, "gitfs-skipped-paths"))
         self._object_files = ObjectFiles(os.path.join(self.path, GIT_DIR, "objects"))
@@ -119,6 +120,7 @@ class Repository:
             handles = len(self._handles)
             self._handles.clear()
         self._trees.clear()
+        self._tree_sizes.clear()
         self._sizes.clear()
         # A pygit2 handle is in reference cycles with its collections (references,
         # branches, remotes): only the cycle collector frees it.
@@ -244,7 +246,7 @@ class Repository:
                 raise NotADirectory(part)
             tree = self._tree(item.oid) if tree is None else tree
             try:
-                entry = tree[part]
+                entry = compat.tree_entry(tree, part)
             except KeyError:
                 raise PathNotFound(part) from None
             item = TreeItem(part, entry.filemode, entry.id)
@@ -291,7 +293,7 @@ class Repository:
         (the tree's path, its commit), lets an LFS file carry its object's size instead."""
         tree = self._tree(tree_oid)
         if sizes and self.lfs is None:  # the sizes are the blobs' own: kept with the tree
-            measured = self._trees.blob_sizes(tree_oid, tree, self._measure_blobs)
+            measured = self._tree_sizes.get(tree_oid, tree, self._measure_blobs)
             return [TreeItem(cast(str, entry.name), entry.filemode, entry.id, size)
                     for entry, size in zip(tree, measured)]
         items = []

@@ -2,11 +2,12 @@
 lookups in a commit folder use them (Repository.tree_item on FUSE threads)."""
 
 import threading
+from array import array
 from collections import Counter
 
 import pygit2
 
-from gitfs.repo.parsed_trees import ParsedTrees
+from gitfs.repo.parsed_trees import ParsedTrees, TreeSizes
 from gitfs.repo.repository import Repository
 from helpers import Remote, commit_with, ls_tree
 
@@ -125,24 +126,43 @@ def test_a_folder_listed_again_keeps_its_sizes(tmp_path):
     assert [(item.name, item.size) for item in root] == [("src", 0)]  # a folder has no size
 
 
-def test_sizes_go_with_their_tree(tmp_path):
+def test_sizes_are_kept_for_more_folders_than_parsed_trees(tmp_path):
+    # A 100,000-file project has 5,000 folders: more than ParsedTrees keeps trees, and
+    # each grep -r lists them all again.
+    remote = project(tmp_path)
+    repo = SizeCountingRepository(str(remote.work), remote.branch)
+    repo._trees = ParsedTrees(kept_trees=4)
+    commit = pygit2.Oid(hex=remote.sha)
+    folders = [repo.tree_item(commit, ["src", f"m{folder:03d}"]).oid for folder in range(FOLDERS)]
+    for _ in range(2):
+        for folder, oid in enumerate(folders):
+            want = [len(f"{folder} {file}\n") for file in range(FILES)]
+            assert [item.size for item in repo.list_tree_items(oid, sizes=True)] == want
+    assert sum(repo.measured.values()) == FOLDERS * FILES
+
+
+def test_sizes_are_measured_again_once_the_table_empties(tmp_path):
     remote = project(tmp_path)
     handle = pygit2.Repository(str(remote.work))
     folders = [entry.id for entry in handle.revparse_single(f"{remote.sha}:src")]
-    trees = ParsedTrees(kept_trees=2)
+    sizes = TreeSizes(kept_trees=2)
     measures = Counter()
 
     def measure(tree):
         measures[tree.id] += 1
-        return [len(tree)]
+        return array("q", [len(tree)])
 
     for oid in folders[:3]:
-        assert trees.blob_sizes(oid, trees.get(oid, handle.__getitem__), measure) == [FILES]
-    # the third tree emptied the table: the first one's sizes are measured again, never stale
-    assert trees.blob_sizes(folders[0], trees.get(folders[0], handle.__getitem__), measure) == [FILES]
+        assert list(sizes.get(oid, handle[oid], measure)) == [FILES]
+        assert 1 <= len(sizes) <= 2
+    assert list(sizes.get(folders[2], handle[folders[2]], measure)) == [FILES]
+    assert measures[folders[2]] == 1  # the last one measured is kept
+    assert list(sizes.get(folders[0], handle[folders[0]], measure)) == [FILES]
     assert measures[folders[0]] == 2
-    assert trees.blob_sizes(folders[2], trees.get(folders[2], handle.__getitem__), measure) == [FILES]
-    assert measures[folders[2]] == 1
+    bounded = TreeSizes(kept_sizes=2 * FILES)
+    for oid in folders:
+        bounded.get(oid, handle[oid], lambda tree: array("q", [0] * len(tree)))
+        assert len(bounded) <= 2
 
 
 def test_opening_a_file_of_a_commit_reads_its_size_only_when_it_is_read(tmp_path):

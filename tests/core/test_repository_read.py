@@ -6,6 +6,7 @@ The repository under test is the other person's plain clone of a bare remote
 
 import os
 import threading
+import tracemalloc
 
 import pygit2
 import pytest
@@ -160,3 +161,20 @@ def test_each_thread_gets_its_own_pygit2_handle(repo):
     thread.join()
     assert repo.git is repo.git
     assert handles[0] is not repo.git
+
+
+def test_looking_names_up_keeps_nothing_per_lookup(repo, tree_remote):
+    # Every FUSE call splits its path into new strings; pygit2 1.21 keeps a reference to
+    # the name a tree is indexed with, for good.
+    commit = pygit2.Oid(hex=tree_remote.sha)
+    path = "/a/deep/er/file"
+    want = repo.tree_item(commit, path.split("/")[1:])
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(20_000):
+            assert repo.tree_item(commit, path.split("/")[1:], sized=False).oid == want.oid
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 100_000  # four names kept at each of 20,000 lookups: ~4.5 MB
