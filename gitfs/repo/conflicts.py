@@ -25,7 +25,7 @@ from typing import Callable, Optional
 import pygit2
 
 from gitfs.repo.errors import GitCoreError, local_write
-from gitfs.repo.repository import FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK, Repository
+from gitfs.repo.repository import BLOB_MODES, Repository
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ class ConflictLog:
             item = self.repo.tree_item(commit, [part for part in path.split("/") if part])
         except (GitCoreError, KeyError, ValueError):
             return False
-        return item.mode in (FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK)
+        return item.mode in BLOB_MODES
 
     def _retained(self, entries: list[LostVersion], now: int) -> list[LostVersion]:
         recent = now - self._keep_seconds

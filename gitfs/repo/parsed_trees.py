@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import threading
 from array import array
-from typing import Callable
+from collections.abc import Sized
+from typing import Callable, Generic, TypeVar
 
 import pygit2
 
@@ -32,69 +33,56 @@ KEPT_SIZES = 262_144  # blob sizes of listed trees together (8 bytes each)
 KEPT_SIZED_TREES = 16_384  # listed trees whose sizes are kept (~250 bytes each besides them)
 
 
-class ParsedTrees:
-    def __init__(self, kept_entries: int = KEPT_ENTRIES, kept_trees: int = KEPT_TREES):
-        self.kept_entries = kept_entries
-        self.kept_trees = kept_trees
-        self._trees: dict[pygit2.Oid, pygit2.Tree] = {}
-        self._entries = 0  # of the trees in _trees
-        self._lock = threading.Lock()  # for a change of _trees and _entries together
+V = TypeVar("V", bound=Sized)
 
-    def get(self, oid: pygit2.Oid, parse: Callable[[pygit2.Oid], pygit2.Tree]) -> pygit2.Tree:
-        """The tree `oid`, parsed by `parse` (the calling thread's handle) if no thread has it."""
-        tree = self._trees.get(oid)
-        if tree is None:
-            tree = parse(oid)
-            size = len(tree)
+
+class KeptTable(Generic[V]):
+    """Values by oid, made once for every thread, kept up to `kept_weight` in all (a
+    value weighs its len()) and `kept_count` values; emptied when full rather than
+    ordered: an order would cost every hit, and a walk of more than fits makes the
+    values it is in once more."""
+
+    def __init__(self, kept_weight: int, kept_count: int):
+        self.kept_weight = kept_weight
+        self.kept_count = kept_count
+        self._values: dict[pygit2.Oid, V] = {}
+        self._weight = 0  # of the values in _values
+        self._lock = threading.Lock()  # for a change of _values and _weight together
+
+    def get(self, oid: pygit2.Oid, make: Callable[[pygit2.Oid], V]) -> V:
+        """The value of `oid`, made by `make` (on the calling thread) if no thread has."""
+        value = self._values.get(oid)
+        if value is None:
+            value = make(oid)
+            weight = len(value)
             with self._lock:
-                if self._entries + size > self.kept_entries or len(self._trees) >= self.kept_trees:
-                    # Emptied rather than ordered: an order would cost every hit, and a
-                    # walk of more entries than fit parses the folders it is in once more.
-                    self._trees.clear()
-                    self._entries = 0
-                if oid not in self._trees:
-                    self._trees[oid] = tree
-                    self._entries += size
-        return tree
+                if self._weight + weight > self.kept_weight or len(self._values) >= self.kept_count:
+                    self._values.clear()
+                    self._weight = 0
+                if oid not in self._values:
+                    self._values[oid] = value
+                    self._weight += weight
+        return value
 
     def clear(self) -> None:
-        """Keep nothing (the trees hold their handles' libgit2 caches alive)."""
+        """Keep nothing (parsed trees hold their handles' libgit2 caches alive)."""
         with self._lock:
-            self._trees.clear()
-            self._entries = 0
+            self._values.clear()
+            self._weight = 0
 
     def __len__(self) -> int:
-        return len(self._trees)
+        return len(self._values)
 
 
-class TreeSizes:
+class ParsedTrees(KeptTable[pygit2.Tree]):
+    """Trees by oid, parsed by the handle of the thread that first asks."""
+
+    def __init__(self, kept_entries: int = KEPT_ENTRIES, kept_trees: int = KEPT_TREES):
+        super().__init__(kept_entries, kept_trees)
+
+
+class TreeSizes(KeptTable[array]):
     """The sizes of a listed tree's entries, in the tree's order, by tree oid."""
 
     def __init__(self, kept_sizes: int = KEPT_SIZES, kept_trees: int = KEPT_SIZED_TREES):
-        self.kept_sizes = kept_sizes
-        self.kept_trees = kept_trees
-        self._sizes: dict[pygit2.Oid, array] = {}
-        self._count = 0  # sizes in _sizes
-        self._lock = threading.Lock()  # for a change of _sizes and _count together
-
-    def get(self, oid: pygit2.Oid, tree: pygit2.Tree, measure: Callable[[pygit2.Tree], array]) -> array:
-        """The sizes of tree `oid` (parsed: `tree`), measured by `measure` if no thread has."""
-        sizes = self._sizes.get(oid)
-        if sizes is None:
-            sizes = measure(tree)
-            with self._lock:
-                if self._count + len(sizes) > self.kept_sizes or len(self._sizes) >= self.kept_trees:
-                    self._sizes.clear()  # emptied, as ParsedTrees is
-                    self._count = 0
-                if oid not in self._sizes:
-                    self._sizes[oid] = sizes
-                    self._count += len(sizes)
-        return sizes
-
-    def clear(self) -> None:
-        with self._lock:
-            self._sizes.clear()
-            self._count = 0
-
-    def __len__(self) -> int:
-        return len(self._sizes)
+        super().__init__(kept_sizes, kept_trees)

@@ -292,8 +292,8 @@ class Repository:
         """Every entry of a tree; with sizes=True, blobs and links carry their size. `where`,
         (the tree's path, its commit), lets an LFS file carry its object's size instead."""
         tree = self._tree(tree_oid)
-        if sizes and self.lfs is None:  # the sizes are the blobs' own: kept with the tree
-            measured = self._tree_sizes.get(tree_oid, tree, self._measure_blobs)
+        if sizes and self.lfs is None:  # the sizes are the blobs' own: kept per tree (TreeSizes)
+            measured = self._tree_sizes.get(tree_oid, lambda _oid: self._measure_blobs(tree))
             return [TreeItem(cast(str, entry.name), entry.filemode, entry.id, size)
                     for entry, size in zip(tree, measured)]
         items = []

@@ -31,12 +31,11 @@ import pygit2
 from gitfs.repo.commit_walk import first_parent_line
 from gitfs.repo.days import ID_BYTES, day_and_name
 from gitfs.repo.libgit2 import release_free_memory
-from gitfs.repo.repository import FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK, Repository
+from gitfs.repo.repository import BLOB_MODES, Repository
 
 CACHE_SIZE = 256
 LONG_WALK = 10_000  # commits of the line from which a path's pass takes a handle of its own
 NAME_PREFIX_BYTES = 5  # a version's name ends in the first 10 hex digits of its commit id
-FILE_MODES = (FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK)
 OBJECT_TREE, OBJECT_BLOB = 2, 3  # git_object_t, as pygit2's Object.type gives it (an int in every release)
 
 
@@ -244,7 +243,7 @@ class FileVersions:
                 if level == depth - 1:
                     if entry.type == OBJECT_BLOB:
                         mode = entry.filemode
-                        if mode in FILE_MODES:
+                        if mode in BLOB_MODES:
                             found = (entry.id, mode)
                 elif entry.type == OBJECT_TREE:  # a tree entry's mode is always FILEMODE_TREE
                     current = entry.id

@@ -14,16 +14,22 @@ from helpers import Remote, commit_with, ls_tree
 FOLDERS, FILES = 60, 4
 
 
-class ParseCountingRepository(Repository):
-    """A real Repository that counts the trees its threads' handles parse, by oid."""
+class LookupCountingRepository(Repository):
+    """A real Repository that counts, by oid, the trees its threads' handles parse and the
+    blobs whose size it looks up."""
 
     def __init__(self, *args):
         super().__init__(*args)
         self.parsed: Counter = Counter()
+        self.measured: Counter = Counter()
 
     def _parse_tree(self, oid):
         self.parsed[oid] += 1
         return super()._parse_tree(oid)
+
+    def blob_size(self, oid):
+        self.measured[oid] += 1
+        return super().blob_size(oid)
 
 
 def project(tmp_path) -> Remote:
@@ -42,7 +48,7 @@ def project(tmp_path) -> Remote:
 
 def test_lookups_on_many_threads_parse_each_tree_once(tmp_path):
     remote = project(tmp_path)
-    repo = ParseCountingRepository(str(remote.work), remote.branch)
+    repo = LookupCountingRepository(str(remote.work), remote.branch)
     commit = pygit2.Oid(hex=remote.sha)
     expected = ls_tree(remote.work, remote.sha)
     paths = sorted(expected)
@@ -98,23 +104,11 @@ def test_no_more_trees_are_kept_than_the_bound(tmp_path):
         assert 1 <= len(trees) <= 5
 
 
-class SizeCountingRepository(Repository):
-    """A real Repository that counts the blobs whose size it looks up."""
-
-    def __init__(self, *args):
-        super().__init__(*args)
-        self.measured: Counter = Counter()
-
-    def blob_size(self, oid):
-        self.measured[oid] += 1
-        return super().blob_size(oid)
-
-
 def test_a_folder_listed_again_keeps_its_sizes(tmp_path):
     # A libfuse without kernel-kept listings lists every folder again at each grep -r:
     # the second listing must not look up every blob's size again.
     remote = project(tmp_path)
-    repo = SizeCountingRepository(str(remote.work), remote.branch)
+    repo = LookupCountingRepository(str(remote.work), remote.branch)
     commit = pygit2.Oid(hex=remote.sha)
     folder = repo.tree_item(commit, ["src", "m007"])
     first = repo.list_tree_items(folder.oid, sizes=True)
@@ -130,7 +124,7 @@ def test_sizes_are_kept_for_more_folders_than_parsed_trees(tmp_path):
     # A 100,000-file project has 5,000 folders: more than ParsedTrees keeps trees, and
     # each grep -r lists them all again.
     remote = project(tmp_path)
-    repo = SizeCountingRepository(str(remote.work), remote.branch)
+    repo = LookupCountingRepository(str(remote.work), remote.branch)
     repo._trees = ParsedTrees(kept_trees=4)
     commit = pygit2.Oid(hex=remote.sha)
     folders = [repo.tree_item(commit, ["src", f"m{folder:03d}"]).oid for folder in range(FOLDERS)]
@@ -148,26 +142,26 @@ def test_sizes_are_measured_again_once_the_table_empties(tmp_path):
     sizes = TreeSizes(kept_trees=2)
     measures = Counter()
 
-    def measure(tree):
-        measures[tree.id] += 1
-        return array("q", [len(tree)])
+    def measure(oid):
+        measures[oid] += 1
+        return array("q", [len(handle[oid])])
 
     for oid in folders[:3]:
-        assert list(sizes.get(oid, handle[oid], measure)) == [FILES]
+        assert list(sizes.get(oid, measure)) == [FILES]
         assert 1 <= len(sizes) <= 2
-    assert list(sizes.get(folders[2], handle[folders[2]], measure)) == [FILES]
+    assert list(sizes.get(folders[2], measure)) == [FILES]
     assert measures[folders[2]] == 1  # the last one measured is kept
-    assert list(sizes.get(folders[0], handle[folders[0]], measure)) == [FILES]
+    assert list(sizes.get(folders[0], measure)) == [FILES]
     assert measures[folders[0]] == 2
     bounded = TreeSizes(kept_sizes=2 * FILES)
     for oid in folders:
-        bounded.get(oid, handle[oid], lambda tree: array("q", [0] * len(tree)))
+        bounded.get(oid, lambda oid: array("q", [0] * len(handle[oid])))
         assert len(bounded) <= 2
 
 
 def test_opening_a_file_of_a_commit_reads_its_size_only_when_it_is_read(tmp_path):
     remote = project(tmp_path)
-    repo = SizeCountingRepository(str(remote.work), remote.branch)
+    repo = LookupCountingRepository(str(remote.work), remote.branch)
     commit = pygit2.Oid(hex=remote.sha)
     item = repo.tree_item(commit, ["src", "m003", "f1.txt"], sized=False)
     reader = repo.open_content(item.oid, item.pointer, "src/m003/f1.txt")
