@@ -9,9 +9,9 @@ so that an mfusepy upgrade that moves them fails a test rather than a mount.
 
 Performance: one FUSE round trip costs far more than any lookup GitFS does
 (README.md, "Performance and kernel caching", has the figures), so the lever is
-fewer round trips. Answering READDIRPLUS with full attributes (for the read-only
-views that can give them cheaply: history/, days, commit folders) lets `ls -l`
-and `ls -R` go without a LOOKUP per entry;
+fewer round trips. Answering READDIRPLUS with full attributes (every view that can
+give them cheaply: history/, days, commit folders, current/) lets `ls -l`, `ls -R`
+and `grep -r` go without a LOOKUP per entry;
 with libfuse >= 3.16, opening a folder of history/ asks the kernel to keep its
 listing (cache_readdir, keep_cache), so a second listing costs OPENDIR and
 RELEASEDIR only; and KernelCache tells the kernel what GitFS changed behind its
@@ -43,6 +43,21 @@ FUSE_FILL_DIR_PLUS = 2  # enum fuse_fill_dir_flags
 # listing reaches GitFS again). Before that, GitFS answers no opendir at all: libfuse
 # then answers OPENDIR itself, without a call into Python.
 DIR_CACHE_FROM_OPENDIR = (mfusepy.fuse_version_major, mfusepy.fuse_version_minor) >= (3, 16)
+
+
+TIMESPECS = {"st_atime": "st_atimespec", "st_mtime": "st_mtimespec", "st_ctime": "st_ctimespec"}
+
+
+def fill_stat(st: mfusepy.c_stat, attrs: dict[str, int]) -> None:
+    """mfusepy.set_st_attrs for times in nanoseconds, without its checks of each key
+    (a listing of current/ fills one per entry: 1.4 instead of 2.4 us here)."""
+    for key, value in attrs.items():
+        spec = TIMESPECS.get(key)
+        if spec is None:
+            setattr(st, key, value)
+        else:
+            timespec = getattr(st, spec)
+            timespec.tv_sec, timespec.tv_nsec = divmod(value, 1_000_000_000)
 
 
 class GitFSFUSE(mfusepy.FUSE):
@@ -159,7 +174,10 @@ class GitFSFUSE(mfusepy.FUSE):
                     st = stats.get(id(attrs))
                     if st is None:
                         st = stats[id(attrs)] = mfusepy.c_stat()
-                        mfusepy.set_st_attrs(st, attrs, use_ns=use_ns)
+                        if use_ns:
+                            fill_stat(st, attrs)
+                        else:
+                            mfusepy.set_st_attrs(st, attrs)
                     full = filler(buf, name.encode(encoding, errors), ctypes.byref(st), position, FUSE_FILL_DIR_PLUS)
                 if full:  # the kernel's buffer is full: it asks again from this entry's offset
                     break

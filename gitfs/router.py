@@ -6,8 +6,8 @@ evicting one never loses an open file (that lives in the HandleTable).
 
 Performance is a matter of fewer FUSE round trips (gitfs/fuse_binding.py says why and
 how; README.md's "Performance and kernel caching" has the figures). Here,
-`readdir_with_attrs` gives GitFSFUSE full attributes for the read-only views that can
-give them cheaply, and `init_with_config` sets long kernel cache timeouts
+`readdir_with_attrs` gives GitFSFUSE full attributes for the views that can give them
+cheaply, and `init_with_config` sets long kernel cache timeouts
 (cache_policy.py: what GitFS changes behind the kernel's back is invalidated) and asks
 for READDIRPLUS on every readdir call.
 """

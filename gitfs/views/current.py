@@ -88,12 +88,12 @@ class CurrentView(PassthroughView):
 
     # -- reading --------------------------------------------------------------------
 
-    def getattr(self, path, fh=None):
-        attributes = super().getattr(path, fh)
-        if stat.S_ISREG(attributes["st_mode"]):
+    def _attributes(self, relative, st):
+        attributes = super()._attributes(relative, st)
+        if stat.S_ISREG(st.st_mode):
             # An LFS file whose object could not be had holds the pointer's text: shown
             # with the object's size, as in history/ (and read as EIO, see open).
-            size = self.lfs_size(self.root_fd, self._relative(path), attributes["st_size"])
+            size = self.lfs_size(self.root_fd, relative, st.st_size)
             if size is not None:
                 attributes["st_size"] = size
         return attributes

@@ -25,7 +25,7 @@ import os
 import stat
 import weakref
 from collections.abc import Iterator
-from typing import Callable, Optional
+from typing import Callable
 
 from mfusepy import FuseOSError
 
@@ -91,9 +91,12 @@ class PassthroughView(View):
             os.close(fd)
 
     def getattr(self, path, fh=None):
-        st = beneath.lstat(self.root_fd, self._relative(path))
-        # One literal: the most frequent call of all (every lookup, and libfuse asks
-        # again after each create and setattr).
+        relative = self._relative(path)
+        return self._attributes(relative, beneath.lstat(self.root_fd, relative))
+
+    def _attributes(self, relative: str, st: os.stat_result) -> dict:
+        """What getattr and a listing tell of a path, from its lstat."""
+        # One literal: the most frequent call of all (every lookup, every listed entry).
         return {"st_mode": st.st_mode, "st_nlink": st.st_nlink, "st_size": st.st_size, "st_blocks": st.st_blocks,
                 "st_ino": st.st_ino, "st_uid": self.owner.uid, "st_gid": self.owner.gid,
                 "st_atime": st.st_atime_ns, "st_mtime": st.st_mtime_ns, "st_ctime": st.st_ctime_ns}
@@ -111,16 +114,21 @@ class PassthroughView(View):
         return [name for name, _type in self.readdir_with_attrs(path)]
 
     def readdir_with_attrs(self, path):
-        """The names with their file types (see fuse_binding.GitFSFUSE): `find -type f` and
-        `ls -R` learn what each entry is from the listing, without an lstat of each. The
-        attributes themselves are left to getattr (the kernel caches them)."""
-        with self._folder(self._relative(path)) as folder:
-            typed, placeholder = keep.typed_listing(folder)
+        """The names with their attributes (see fuse_binding.GitFSFUSE), one fstatat each: the
+        kernel keeps them from the listing, so a program that opens or lstats each entry
+        (grep -r, ls -l, cp -r) makes no LOOKUP or GETATTR round trip for it. A listing also
+        renews the attributes of files read since: FUSE marks a file's atime stale after
+        every READ on a writable mount, and the next fstat of it would else be a GETATTR."""
+        relative = self._relative(path)
+        with self._folder(relative) as folder:
+            listed, placeholder = keep.stat_listing(folder)
         hidden = {GIT_DIR} if path == "/" else set()
         if placeholder:
             hidden.add(KEEP_FILE)
-        entries: list[tuple[str, Optional[int]]] = [(".", stat.S_IFDIR), ("..", stat.S_IFDIR)]
-        entries.extend(entry for entry in typed if entry[0] not in hidden)
+        prefix = "" if relative == "." else relative + "/"
+        entries: list[tuple[str, object]] = [(".", stat.S_IFDIR), ("..", stat.S_IFDIR)]
+        entries.extend((name, None if st is None else self._attributes(prefix + name, st))
+                       for name, st in listed if name not in hidden)
         if path == "/":
             entries.extend((name, None) for name in self.extra_root_entries)
         return entries

@@ -158,15 +158,38 @@ def test_readdir_hides_keep_and_the_root_git(view, clone):
     assert set(view.readdir("/dir", 0)) == {".", "..", ".git"}
 
 
-def test_readdir_with_attrs_gives_each_entrys_type_only(view, clone):
+def test_readdir_with_attrs_gives_each_entry_what_getattr_gives(view, clone):
     (clone / "dir").mkdir()
     (clone / "dir/.keep").write_bytes(b"")
+    (clone / "dir/sub").mkdir()
+    (clone / "dir/sub/deep.txt").write_text("deep\n")
     os.symlink("testing", clone / "link")
     os.mkfifo(clone / "fifo")  # nothing GitFS makes, but a listing must not choke on it
-    assert sorted(view.readdir_with_attrs("/")) == sorted([
-        (".", stat.S_IFDIR), ("..", stat.S_IFDIR), ("testing", stat.S_IFREG), ("me", stat.S_IFREG),
-        ("dir", stat.S_IFDIR), ("link", stat.S_IFLNK), ("fifo", None)])
-    assert view.readdir_with_attrs("/dir") == [(".", stat.S_IFDIR), ("..", stat.S_IFDIR)]
+    listed = dict(view.readdir_with_attrs("/"))
+    assert sorted(listed) == [".", "..", "dir", "fifo", "link", "me", "testing"]
+    assert listed["."] == listed[".."] == stat.S_IFDIR
+    for name in ("dir", "fifo", "link", "me", "testing"):
+        assert listed[name] == view.getattr("/" + name), name
+    assert stat.S_ISLNK(listed["link"]["st_mode"])  # the link itself, never its target
+    assert view.readdir_with_attrs("/dir") == [(".", stat.S_IFDIR), ("..", stat.S_IFDIR),
+                                               ("sub", view.getattr("/dir/sub"))]
+    assert view.readdir_with_attrs("/dir/sub")[2] == ("deep.txt", view.getattr("/dir/sub/deep.txt"))
+
+
+def test_a_listing_shows_an_lfs_placeholder_at_its_object_s_size(clone, handles):
+    (clone / "sub").mkdir()
+    (clone / "sub/big.bin").write_text("pointer text\n")
+    asked = []
+
+    def lfs_size(_root_fd, relative, size):
+        asked.append(relative)
+        return 5_000_000 if relative == "sub/big.bin" else None
+
+    view = CurrentView(OWNER, str(clone), handles, SyncState(idle_after=60, freeze_timeout=0.2), queue.Queue(),
+                       max_size=None, lfs_size=lfs_size)
+    listed = dict(view.readdir_with_attrs("/sub"))
+    assert listed["big.bin"]["st_size"] == 5_000_000 == view.getattr("/sub/big.bin")["st_size"]
+    assert asked == ["sub/big.bin", "sub/big.bin"]  # the path as getattr names it; asked for files only
 
 
 def test_rmdir_removes_the_keep(view, jobs, clone):

@@ -19,7 +19,7 @@ import mfusepy
 import pytest
 
 from gitfs.cache_policy import ATTRIBUTES, ENTRIES, PAGES
-from gitfs.fuse_binding import FUSE_CAP_READDIRPLUS_AUTO, FUSE_FILL_DIR_PLUS, FUSE_READDIR_PLUS, GitFSFUSE
+from gitfs.fuse_binding import FUSE_CAP_READDIRPLUS_AUTO, FUSE_FILL_DIR_PLUS, FUSE_READDIR_PLUS, GitFSFUSE, fill_stat
 from gitfs.router import Router
 from gitfs.views.base import StampedStat
 
@@ -110,6 +110,17 @@ def test_the_readdir_callback_and_filler_prototypes():
 ], ids=lambda value: getattr(value, "__name__", ""))
 def test_struct_fields_gitfs_sets(struct, names):
     assert names <= {field[0] for field in struct._fields_}
+
+
+def test_fill_stat_fills_what_mfusepy_s_set_st_attrs_fills():
+    attrs = {"st_mode": 0o100644, "st_nlink": 2, "st_size": 3000, "st_blocks": 8, "st_ino": 42, "st_uid": 1000,
+             "st_gid": 100, "st_atime": 1_700_000_000_123_456_789, "st_mtime": 1_600_000_000_000_000_001,
+             "st_ctime": 1_650_000_000_999_999_999}
+    ours, theirs = mfusepy.c_stat(), mfusepy.c_stat()
+    fill_stat(ours, attrs)
+    mfusepy.set_st_attrs(theirs, attrs, use_ns=True)
+    assert bytes(ours) == bytes(theirs)
+    assert (ours.st_mtimespec.tv_sec, ours.st_mtimespec.tv_nsec) == (1_600_000_000, 1)
 
 
 def test_init_with_config_sets_only_fields_libfuse_reads():
