@@ -13,9 +13,8 @@ cache for those itself, but for a hard link's other names in the same folder, wh
 CurrentView names (views/links.py: libfuse's high-level API gives each name its own node).
 
 Not forgotten, so possibly stale for up to ATTRIBUTES.seconds: a hard link's names in
-other folders and changes made directly in the clone while mounted (until a listing of
-their folder hands the kernel each entry's attributes again), and the size `stat` shows
-for .gitfs/status and .gitfs/metrics (their content is read with direct_io).
+other folders, changes made directly in the clone while mounted, and the size `stat`
+shows for .gitfs/status and .gitfs/metrics (their content is read with direct_io).
 """
 
 from __future__ import annotations

@@ -44,6 +44,7 @@ from gitfs.views.current import CurrentView
 from gitfs.views.generated_files import METRICS_FILE, STATUS_FILE, GeneratedFilesView
 from gitfs.views.history import DayView, HistoryView
 from gitfs.views.index import IndexView
+from gitfs.views.listed_attributes import ListedAttributes
 from gitfs.views.versions import VersionsView
 
 log = logging.getLogger(__name__)
@@ -67,6 +68,7 @@ class Mount:
         self.on_ready = on_ready
         self.mount_time = int(time.time())
         self.handles = HandleTable()
+        self.listed_attributes = ListedAttributes()  # current/: which listings carry attributes
         self.jobs = PendingJobs()
         # Idle after min_idle_times quiet sync periods, as the original (at least 1 s).
         self.state = SyncState(idle_after=max(options.min_idle_times * options.sync_timeout, 1.0))
@@ -181,6 +183,7 @@ class Views:
         self.owner = mount.owner
         self.repo = mount.repo
         self.handles = mount.handles
+        self.listed_attributes = mount.listed_attributes
         self.sync_state = mount.state
         self.jobs = mount.jobs
         self.days = mount.days
@@ -207,7 +210,7 @@ class Views:
         return CurrentView(self.owner, self.repo.workdir, self.handles, self.sync_state, self.jobs,
                            max_size=self.options.max_size_bytes, extra_root_entries=extra,
                            kernel=self.worktree_kernel, lfs_path=self._lfs_path, lfs_placeholder=self._lfs_placeholder,
-                           lfs_size=self._lfs_size)
+                           lfs_size=self._lfs_size, listed=self.listed_attributes)
 
     def _lfs_path(self, relative: str) -> bool:
         """Whether a working-tree path is an LFS file's (Git LFS on, a filter=lfs rule)."""

@@ -25,6 +25,7 @@ from gitfs.sync.state import SyncState
 from gitfs.views import keep
 from gitfs.views.base import Owner, is_write_open
 from gitfs.views.links import KernelAttributes, folder_of, lstat_or_none, same_file_names
+from gitfs.views.listed_attributes import ListedAttributes
 from gitfs.views.modes import apply_requested_mode, utime_ns
 from gitfs.views.passthrough import PassthroughView, refuse_non_utf8
 
@@ -35,9 +36,11 @@ class CurrentView(PassthroughView):
                  kernel: Optional[KernelAttributes] = None,
                  lfs_path: Callable[[str], bool] = lambda _relative: False,
                  lfs_placeholder: Callable[[str, int], bool] = lambda _relative, _fd: False,
-                 lfs_size: Callable[[int, str, int], Optional[int]] = lambda _root_fd, _relative, _size: None):
+                 lfs_size: Callable[[int, str, int], Optional[int]] = lambda _root_fd, _relative, _size: None,
+                 listed: Optional[ListedAttributes] = None):
         super().__init__(owner, root, handles, extra_root_entries=extra_root_entries, lfs_placeholder=lfs_placeholder,
-                         reading=lambda: sync_state.mutation(changes=False))  # not while remote changes are applied
+                         reading=lambda: sync_state.mutation(changes=False),  # not while remote changes are applied
+                         listed=listed)
         self.sync_state = sync_state
         self.jobs = jobs
         self.max_size = max_size

@@ -25,7 +25,7 @@ import os
 import stat
 import weakref
 from collections.abc import Iterator
-from typing import Callable
+from typing import Callable, Optional
 
 from mfusepy import FuseOSError
 
@@ -34,6 +34,7 @@ from gitfs.repo import beneath
 from gitfs.repo.repository import GIT_DIR, KEEP_FILE
 from gitfs.views import keep
 from gitfs.views.base import Owner, View, is_write_open
+from gitfs.views.listed_attributes import ListedAttributes
 
 CLONE_GIT_DIR = "/" + GIT_DIR
 
@@ -53,13 +54,15 @@ class PassthroughView(View):
 
     def __init__(self, owner: Owner, root: str, handles: HandleTable, *, extra_root_entries: tuple[str, ...] = (),
                  lfs_placeholder: Callable[[str, int], bool] = lambda _relative, _fd: False,
-                 reading: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext):
+                 reading: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext,
+                 listed: Optional[ListedAttributes] = None):
         super().__init__(owner)
         self.root = root
         self.handles = handles
         self.extra_root_entries = extra_root_entries  # listed in the root (history/ when current_path=/)
         self.lfs_placeholder = lfs_placeholder  # Git LFS: whether an open file holds a pointer, not content
         self.reading = reading  # held while a file is opened for reading
+        self.listed = ListedAttributes() if listed is None else listed  # where listings carry attributes
         self.root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
         # The router's view cache may drop this view while calls are in flight: the fd
         # is closed once the last of them lets go of the view, never under one.
@@ -91,6 +94,7 @@ class PassthroughView(View):
             os.close(fd)
 
     def getattr(self, path, fh=None):
+        self.listed.asked(path)
         relative = self._relative(path)
         return self._attributes(relative, beneath.lstat(self.root_fd, relative))
 
@@ -114,21 +118,28 @@ class PassthroughView(View):
         return [name for name, _type in self.readdir_with_attrs(path)]
 
     def readdir_with_attrs(self, path):
-        """The names with their attributes (see fuse_binding.GitFSFUSE), one fstatat each: the
-        kernel keeps them from the listing, so a program that opens or lstats each entry
-        (grep -r, ls -l, cp -r) makes no LOOKUP or GETATTR round trip for it. A listing also
-        renews the attributes of files read since: FUSE marks a file's atime stale after
-        every READ on a writable mount, and the next fstat of it would else be a GETATTR."""
+        """The names with their attributes, or with their file types only where the kernel
+        holds every entry's attributes already (ListedAttributes says which; see
+        fuse_binding.GitFSFUSE for the forms). With attributes, a program that opens or
+        stats each entry (grep -r, ls -l, cp -r) makes no LOOKUP or GETATTR round trip for
+        it; with types, `find -type f` and `ls -R` still need no lstat of each."""
         relative = self._relative(path)
+        with_attributes = self.listed.wanted(path)
         with self._folder(relative) as folder:
-            listed, placeholder = keep.stat_listing(folder)
+            if with_attributes:
+                listed, placeholder = keep.stat_listing(folder)
+            else:
+                typed, placeholder = keep.typed_listing(folder)
         hidden = {GIT_DIR} if path == "/" else set()
         if placeholder:
             hidden.add(KEEP_FILE)
-        prefix = "" if relative == "." else relative + "/"
         entries: list[tuple[str, object]] = [(".", stat.S_IFDIR), ("..", stat.S_IFDIR)]
-        entries.extend((name, None if st is None else self._attributes(prefix + name, st))
-                       for name, st in listed if name not in hidden)
+        if with_attributes:
+            prefix = "" if relative == "." else relative + "/"
+            entries.extend((name, None if st is None else self._attributes(prefix + name, st))
+                           for name, st in listed if name not in hidden)
+        else:
+            entries.extend(entry for entry in typed if entry[0] not in hidden)
         if path == "/":
             entries.extend((name, None) for name in self.extra_root_entries)
         return entries
@@ -152,6 +163,8 @@ class PassthroughView(View):
         return fd
 
     def read(self, path, size, offset, fh):
+        if path:  # FUSE marks the file's atime stale after a READ
+            self.listed.asked(path)
         return os.pread(self._fd(fh), size, offset)
 
     def flush(self, path, fh):

@@ -162,7 +162,7 @@ def test_git_dir_is_hidden_from_current(remote, mount_gitfs):
     assert sorted(os.listdir(mount.current)) == ["me", "testing"]
 
 
-def test_a_current_listing_hands_the_kernel_every_entry_s_attributes(remote, mount_gitfs):
+def test_a_current_listing_hands_the_kernel_the_attributes_it_lacks(remote, mount_gitfs):
     # 1500 entries take several READDIRPLUS replies, each resuming at the offset asked.
     files = {f"many/f{number:04d}.txt": "x" * (number % 97) for number in range(1500)}
     remote.commit(files, "many files")
@@ -171,13 +171,17 @@ def test_a_current_listing_hands_the_kernel_every_entry_s_attributes(remote, mou
     for entry in os.scandir(many):
         st = entry.stat(follow_symlinks=False)
         assert stat.S_ISREG(st.st_mode) and st.st_size == len(files["many/" + entry.name]), entry.name
-    # Seen from outside: the kernel keeps a path's attributes for an hour, so a change made
-    # in the clone behind its back shows only once a listing of the folder hands them over.
+    # Seen from outside through a change made in the clone behind the kernel's back: the
+    # kernel keeps attributes for an hour, and a listing hands them over again only once
+    # the kernel asked GitFS about an entry of the folder (here, a name that is missing).
     first = many / "f0001.txt"
     size = os.stat(first).st_size
     with open(os.path.join(mount.repo_path, "many", "f0001.txt"), "a") as behind:
         behind.write("more\n")
-    assert os.stat(first).st_size == size  # still the kernel's copy: the check below can fail
+    assert os.stat(first).st_size == size  # still the kernel's copy
+    assert "f0001.txt" in os.listdir(many)  # the kernel holds every entry's: types only
+    assert os.stat(first).st_size == size
+    assert errno_of(os.stat, many / "missing.txt") == errno.ENOENT
     assert "f0001.txt" in os.listdir(many)
     assert os.stat(first).st_size == size + 5
 

@@ -176,6 +176,23 @@ def test_readdir_with_attrs_gives_each_entry_what_getattr_gives(view, clone):
     assert view.readdir_with_attrs("/dir/sub")[2] == ("deep.txt", view.getattr("/dir/sub/deep.txt"))
 
 
+def test_a_folder_listed_again_carries_types_until_the_kernel_asks_about_an_entry(view, clone):
+    (clone / "dir").mkdir()
+    (clone / "dir/a.txt").write_text("a\n")
+    (clone / "dir/b.txt").write_text("b\n")
+    types = [(".", stat.S_IFDIR), ("..", stat.S_IFDIR), ("a.txt", stat.S_IFREG), ("b.txt", stat.S_IFREG)]
+    assert sorted(view.readdir_with_attrs("/dir"))[2][1] == view.getattr("/dir/a.txt")  # first: attributes
+    view.readdir_with_attrs("/dir")  # the getattr above asked about an entry: attributes again
+    assert sorted(view.readdir_with_attrs("/dir")) == types  # the kernel holds them all
+    view.getattr("/dir/b.txt")  # a LOOKUP or GETATTR: the kernel lacked b.txt's
+    assert isinstance(dict(view.readdir_with_attrs("/dir"))["b.txt"], dict)
+    assert sorted(view.readdir_with_attrs("/dir")) == types
+    fh = view.open("/dir/a.txt", os.O_RDONLY)
+    assert view.read("/dir/a.txt", 10, 0, fh) == b"a\n"  # FUSE marks a.txt's atime stale after a READ
+    view.release("/dir/a.txt", fh)
+    assert isinstance(dict(view.readdir_with_attrs("/dir"))["a.txt"], dict)
+
+
 def test_a_listing_shows_an_lfs_placeholder_at_its_object_s_size(clone, handles):
     (clone / "sub").mkdir()
     (clone / "sub/big.bin").write_text("pointer text\n")
