@@ -75,22 +75,16 @@ def entry_header(pack_path: str, offset: int) -> tuple[int, int, int]:
     """(type, size, offset of its zlib data) of the pack entry at offset."""
     with open(pack_path, "rb", buffering=0) as handle:
         header = os.pread(handle.fileno(), ENTRY_HEADER_MAX, offset)
-    kind, size, used = parse_entry_header(header, 0, pack_path)
-    return kind, size, offset + used
-
-
-def parse_entry_header(data, offset: int, pack_path: str) -> tuple[int, int, int]:
-    """(type, size, offset of its zlib data) of the entry at offset in data (a pack's bytes)."""
-    byte = data[offset]
-    kind, size, shift, at = (byte >> 4) & 7, byte & 15, 4, offset + 1
+    byte = header[0]
+    kind, size, shift, used = (byte >> 4) & 7, byte & 15, 4, 1
     while byte & 0x80:
-        if at - offset >= ENTRY_HEADER_MAX or at >= len(data):
+        if used >= len(header):
             raise ValueError(f"{pack_path}: bad entry header at {offset}")
-        byte = data[at]
+        byte = header[used]
         size |= (byte & 0x7F) << shift
         shift += 7
-        at += 1
-    return kind, size, at
+        used += 1
+    return kind, size, offset + used
 
 
 class PackIndexes:

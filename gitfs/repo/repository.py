@@ -38,7 +38,6 @@ from gitfs.repo.filemodes import (  # noqa: F401
     KEEP_FILE,
 )
 from gitfs.repo.libgit2 import release_free_memory
-from gitfs.repo.packdelta import DeltaBlobs
 from gitfs.repo.parsed_trees import ParsedTrees, TreeSizes
 from gitfs.repo.skipped import SkippedPaths
 
@@ -86,7 +85,6 @@ class Repository:
         # Paths of the branch this disk cannot hold: left out of the working tree, kept in the index.
         self.skipped = SkippedPaths(os.path.join(self.path, GIT_DIR, "gitfs-skipped-paths"))
         self._object_files = ObjectFiles(os.path.join(self.path, GIT_DIR, "objects"))
-        self._delta_blobs = DeltaBlobs(self._object_files.packs)  # resolved with a bigger cache than libgit2's
         # The branch moves only through this object (the sync worker's commits and merges):
         # `branch_moves` counts the moves, so readers that index the branch (CommitDays)
         # need not read the ref at every call; `on_branch_moved(old, new)` is told of each.
@@ -115,8 +113,8 @@ class Repository:
 
     def release_caches(self) -> None:
         """Give back what libgit2 keeps of the clone's objects (for an idle mount): every
-        thread's handle, the parsed trees and the resolved deltas are dropped; a thread
-        opens a handle again at its next call. libgit2 keeps up to 16 MiB of a pack's delta bases, a figure it
+        thread's handle and the parsed trees are dropped; a thread opens a handle again at
+        its next call. libgit2 keeps up to 16 MiB of a pack's delta bases, a figure it
         does not let anyone change, for as long as any handle has that pack open."""
         with self._handles_lock:
             handles = len(self._handles)
@@ -124,7 +122,6 @@ class Repository:
         self._trees.clear()
         self._tree_sizes.clear()
         self._sizes.clear()
-        self._delta_blobs.clear()
         # A pygit2 handle is in reference cycles with its collections (references,
         # branches, remotes): only the cycle collector frees it.
         gc.collect()
@@ -332,12 +329,7 @@ class Repository:
         object file where it has one, never whole in memory; nothing is read before the first read."""
         hex_id, raw_id = str(oid), oid.raw
         return BlobReader(lambda: self.blob_size(oid), lambda: self._object_files.locate(hex_id, raw_id),
-                          lambda: self._whole_blob(oid))
-
-    def _whole_blob(self, oid: pygit2.Oid) -> memoryview:
-        """A blob that cannot be streamed (a pack delta): resolved by DeltaBlobs, else libgit2."""
-        data = self._delta_blobs.blob(oid.raw)
-        return memoryview(data) if data is not None else self.blob_buffer(oid)
+                          lambda: self.blob_buffer(oid))
 
     def blob_buffer(self, oid: pygit2.Oid) -> memoryview:
         """A read-only view of the blob's bytes, inflated once, never copied.
