@@ -124,8 +124,8 @@ class PassthroughView(View):
         stats each entry (grep -r, ls -l, cp -r) makes no LOOKUP or GETATTR round trip for
         it; with types, `find -type f` and `ls -R` still need no lstat of each."""
         relative = self._relative(path)
-        with_attributes = self.listed.wanted(path)
         with self._folder(relative) as folder:
+            with_attributes = self.listed.wanted(path)  # after the opening: a failed one lists nothing
             if with_attributes:
                 listed, placeholder = keep.stat_listing(folder)
             else:
