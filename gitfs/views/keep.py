@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Optional
+from typing import Callable, Optional, TypeVar
 
 from gitfs.repo.repository import KEEP_FILE
 
@@ -44,28 +44,35 @@ def listing(folder_fd: int) -> tuple[list[str], bool]:
 def typed_listing(folder_fd: int) -> tuple[list[tuple[str, Optional[int]]], bool]:
     """listing, each name with its file type (stat.S_IFMT bits; None if neither a file,
     a folder nor a link), as the folder's own listing tells it: no lstat per name."""
-    entries: list[tuple[str, Optional[int]]] = []
-    with os.scandir(folder_fd) as scan:
-        for entry in scan:  # files first: the most common, one call each
-            if entry.is_file(follow_symlinks=False):
-                entries.append((entry.name, stat.S_IFREG))
-            elif entry.is_dir(follow_symlinks=False):
-                entries.append((entry.name, stat.S_IFDIR))
-            else:
-                entries.append((entry.name, stat.S_IFLNK if entry.is_symlink() else None))
-    has_keep = any(name == KEEP_FILE for name, _type in entries)
-    return entries, has_keep and is_placeholder(folder_fd)
+    return _described_listing(folder_fd, _entry_type)
 
 
 def stat_listing(folder_fd: int) -> tuple[list[tuple[str, Optional[os.stat_result]]], bool]:
     """listing, each name with its lstat (one fstatat in the folder, no path walked again;
     None for a name gone since the folder was read)."""
-    entries: list[tuple[str, Optional[os.stat_result]]] = []
+    return _described_listing(folder_fd, _entry_stat)
+
+
+T = TypeVar("T")
+
+
+def _described_listing(folder_fd: int, describe: Callable[[os.DirEntry], T]) -> tuple[list[tuple[str, T]], bool]:
     with os.scandir(folder_fd) as scan:
-        for entry in scan:
-            try:
-                entries.append((entry.name, entry.stat(follow_symlinks=False)))
-            except FileNotFoundError:
-                entries.append((entry.name, None))
-    has_keep = any(name == KEEP_FILE for name, _stat in entries)
+        entries = [(entry.name, describe(entry)) for entry in scan]
+    has_keep = any(name == KEEP_FILE for name, _described in entries)
     return entries, has_keep and is_placeholder(folder_fd)
+
+
+def _entry_type(entry: os.DirEntry) -> Optional[int]:
+    if entry.is_file(follow_symlinks=False):  # files first: the most common, one call each
+        return stat.S_IFREG
+    if entry.is_dir(follow_symlinks=False):
+        return stat.S_IFDIR
+    return stat.S_IFLNK if entry.is_symlink() else None
+
+
+def _entry_stat(entry: os.DirEntry) -> Optional[os.stat_result]:
+    try:
+        return entry.stat(follow_symlinks=False)
+    except FileNotFoundError:
+        return None

@@ -125,21 +125,18 @@ class PassthroughView(View):
         it; with types, `find -type f` and `ls -R` still need no lstat of each."""
         relative = self._relative(path)
         with self._folder(relative) as folder:
-            with_attributes = self.listed.wanted(path)  # after the opening: a failed one lists nothing
-            if with_attributes:
-                listed, placeholder = keep.stat_listing(folder)
+            if self.listed.wanted(path):  # asked after the opening: a failed one hands nothing over
+                stats, placeholder = keep.stat_listing(folder)
+                prefix = "" if relative == "." else relative + "/"
+                found: list = [(name, None if st is None else self._attributes(prefix + name, st))
+                               for name, st in stats]
             else:
-                typed, placeholder = keep.typed_listing(folder)
+                found, placeholder = keep.typed_listing(folder)
         hidden = {GIT_DIR} if path == "/" else set()
         if placeholder:
             hidden.add(KEEP_FILE)
         entries: list[tuple[str, object]] = [(".", stat.S_IFDIR), ("..", stat.S_IFDIR)]
-        if with_attributes:
-            prefix = "" if relative == "." else relative + "/"
-            entries.extend((name, None if st is None else self._attributes(prefix + name, st))
-                           for name, st in listed if name not in hidden)
-        else:
-            entries.extend(entry for entry in typed if entry[0] not in hidden)
+        entries.extend(entry for entry in found if entry[0] not in hidden)
         if path == "/":
             entries.extend((name, None) for name in self.extra_root_entries)
         return entries

@@ -176,6 +176,19 @@ def test_readdir_with_attrs_gives_each_entry_what_getattr_gives(view, clone):
     assert view.readdir_with_attrs("/dir/sub")[2] == ("deep.txt", view.getattr("/dir/sub/deep.txt"))
 
 
+def test_a_listing_with_types_only_gives_each_entry_s_kind(view, clone):
+    (clone / "dir").mkdir()
+    (clone / "dir/.keep").write_bytes(b"")
+    os.symlink("testing", clone / "link")
+    os.mkfifo(clone / "fifo")
+    view.readdir_with_attrs("/")  # attributes handed over; nothing asked since: types next
+    assert sorted(view.readdir_with_attrs("/")) == sorted([
+        (".", stat.S_IFDIR), ("..", stat.S_IFDIR), ("testing", stat.S_IFREG), ("me", stat.S_IFREG),
+        ("dir", stat.S_IFDIR), ("link", stat.S_IFLNK), ("fifo", None)])
+    view.readdir_with_attrs("/dir")
+    assert view.readdir_with_attrs("/dir") == [(".", stat.S_IFDIR), ("..", stat.S_IFDIR)]
+
+
 def test_a_folder_listed_again_carries_types_until_the_kernel_asks_about_an_entry(view, clone):
     (clone / "dir").mkdir()
     (clone / "dir/a.txt").write_text("a\n")
