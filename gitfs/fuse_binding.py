@@ -21,6 +21,7 @@ back, so that the kernel may cache entries and attributes for long (router.py).
 from __future__ import annotations
 
 import ctypes
+import functools
 import logging
 import os
 import threading
@@ -58,6 +59,15 @@ def fill_stat(st: mfusepy.c_stat, attrs: dict[str, int]) -> None:
         else:
             timespec = getattr(st, spec)
             timespec.tv_sec, timespec.tv_nsec = divmod(value, 1_000_000_000)
+
+
+@functools.lru_cache(maxsize=64)
+def byte_array(size: int) -> type[ctypes.Array[ctypes.c_ubyte]]:
+    """The ctypes type of libfuse's read buffer of `size` bytes. ctypes keeps an array type
+    only while something holds it, so one made for each read's length (a file's size, on
+    the first read of a small file) was a new class per read: ~10 us and work for the
+    garbage collector each. Reads ask for a few sizes (pages up to max_read): kept here."""
+    return ctypes.c_ubyte * size
 
 
 class GitFSFUSE(mfusepy.FUSE):
@@ -126,8 +136,8 @@ class GitFSFUSE(mfusepy.FUSE):
         if count > size:
             raise ValueError(f"read returned {count} bytes, more than the {size} asked")
         if isinstance(data, memoryview):
-            target = (ctypes.c_ubyte * count).from_address(ctypes.addressof(buf.contents))
-            memoryview(target).cast("B")[:] = data.cast("B")
+            target = byte_array(size).from_address(ctypes.addressof(buf.contents))
+            memoryview(target).cast("B")[:count] = data.cast("B")
         elif count:
             ctypes.memmove(buf, data, count)
         return count

@@ -12,6 +12,7 @@ a real `fuse_file_info`), so that an upgrade fails here rather than at mount tim
 from __future__ import annotations
 
 import ctypes
+import gc
 import inspect
 import stat
 
@@ -259,6 +260,33 @@ def test_read_fills_libfuses_buffer(data):
     assert bytes(buffer)[:count] == bytes(data)
     assert bytes(buffer)[count:] == b"\xff" * (16 - count)  # nothing written past what was read
     assert reader.calls == [("/history/f", 16, 4096, 9)]
+
+
+def test_reads_of_many_lengths_make_no_new_ctypes_classes():
+    """A small file's first read answers its length: one ctypes class per length asked
+    of the buffer's (the kernel's few request sizes), not per length answered."""
+    def array_classes():
+        return sum(1 for thing in gc.get_objects() if isinstance(thing, type) and issubclass(thing, ctypes.Array))
+
+    buffer = (ctypes.c_byte * 4096)()
+    pointer = ctypes.cast(buffer, ctypes.POINTER(ctypes.c_byte))
+    payload = memoryview(bytes(range(256)) * 16)
+    def read(length):
+        fuse = binding(Reader(payload[:length]))
+        fuse.raw_fi = False
+        assert fuse.read(b"/f", pointer, 4096, 0, file_info(1)) == length
+        assert bytes(buffer)[:length] == bytes(payload[:length])
+
+    read(4096)  # what one read of this buffer size makes, once
+    gc.disable()  # an unreferenced class lingers until a collection: count every one made
+    try:
+        before = array_classes()
+        for length in range(1, 201):
+            read(length)
+        made = array_classes() - before
+    finally:
+        gc.enable()
+    assert made == 0
 
 
 def test_read_refuses_more_bytes_than_asked():
