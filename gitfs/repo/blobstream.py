@@ -27,7 +27,7 @@ import zlib
 from typing import Callable, Optional, Union
 
 from gitfs.repo.errors import GitCoreError
-from gitfs.repo.packindex import PACK_BLOB, PackIndexes, entry_header
+from gitfs.repo.packindex import PACK_BLOB, PackIndexes
 
 WINDOW = 4 << 20  # bytes of the blob kept behind the furthest read
 INPUT_SLACK = 4096  # compressed bytes offered beyond the bytes wanted out (block headers)
@@ -65,19 +65,24 @@ class ObjectFiles:
 
     def locate(self, hex_id: str, raw_id: bytes) -> Optional[tuple[str, int, bool]]:
         """(file, offset of the zlib stream, whether it starts with a loose header), or
-        None: libgit2 must read it (a delta, another object store, a type mismatch)."""
-        loose = os.path.join(self.objects_dir, hex_id[:2], hex_id[2:])
-        if os.path.exists(loose):
-            return loose, 0, True
-        found = self.packs.find(raw_id)
+        None: libgit2 must read it (a delta, another object store, a type mismatch).
+
+        The packs already listed are asked first (a clone's objects are packed), then the
+        object's loose file, then the pack folder again (a fetch may have added a pack)."""
+        found = self.packs.find(raw_id, look_again=False)
         if found is None:
-            return None
-        pack, offset = found
+            loose = os.path.join(self.objects_dir, hex_id[:2], hex_id[2:])
+            if os.path.exists(loose):
+                return loose, 0, True
+            found = self.packs.find(raw_id)
+            if found is None:
+                return None
+        index, offset = found
         try:
-            kind, _size, data_at = entry_header(pack, offset)
+            kind, _size, data_at = index.entry_header(offset)
         except (OSError, ValueError, IndexError):
             return None
-        return (pack, data_at, False) if kind == PACK_BLOB else None
+        return (index.pack_path, data_at, False) if kind == PACK_BLOB else None
 
 
 class ZlibStream:

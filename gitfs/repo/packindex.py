@@ -16,6 +16,7 @@ import mmap
 import os
 import struct
 import threading
+import weakref
 from typing import Optional
 
 IDX_MAGIC = b"\xfftOc"
@@ -31,9 +32,12 @@ ENTRY_HEADER_MAX = 16  # a type and a 64-bit size in 7-bit groups fit in 10 byte
 
 
 class PackIndex:
-    """One pack's index, mapped read-only."""
+    """One pack's index, mapped read-only, and its pack file, kept open for the entry
+    headers (a read of one is a pread, not an open, a read and a close). Both are given
+    back when the object is collected: a reader may still hold it after a fetch changed
+    the pack folder, and git deletes a pack only by unlinking it."""
 
-    def __init__(self, idx_path: str):
+    def __init__(self, idx_path: str, pack_path: Optional[str] = None):
         with open(idx_path, "rb") as handle:
             self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         if len(self._map) < ENTRIES_AT or self._map[:4] != IDX_MAGIC or \
@@ -43,6 +47,18 @@ class PackIndex:
         self.count = self._fanout(255)
         self._offsets_at = ENTRIES_AT + self.count * (SHA1_LENGTH + 4)
         self._large_at = self._offsets_at + self.count * 4
+        self.pack_path = pack_path if pack_path is not None else idx_path[:-len(".idx")] + ".pack"
+        try:
+            pack_fd = os.open(self.pack_path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            self._map.close()
+            raise
+        self._pack_fd = pack_fd
+        self._close_pack = weakref.finalize(self, os.close, pack_fd)
+
+    def entry_header(self, offset: int) -> tuple[int, int, int]:
+        """(type, size, offset of its zlib data) of the pack entry at offset."""
+        return parse_entry_header(os.pread(self._pack_fd, ENTRY_HEADER_MAX, offset), self.pack_path, offset)
 
     def _fanout(self, byte: int) -> int:
         return struct.unpack_from(">I", self._map, FANOUT_AT + byte * 4)[0]
@@ -69,12 +85,13 @@ class PackIndex:
 
     def close(self) -> None:
         self._map.close()
+        self._close_pack()
 
 
-def entry_header(pack_path: str, offset: int) -> tuple[int, int, int]:
-    """(type, size, offset of its zlib data) of the pack entry at offset."""
-    with open(pack_path, "rb", buffering=0) as handle:
-        header = os.pread(handle.fileno(), ENTRY_HEADER_MAX, offset)
+def parse_entry_header(header: bytes, pack_path: str, offset: int) -> tuple[int, int, int]:
+    """(type, size, offset of its zlib data) of the pack entry whose first bytes are `header`."""
+    if not header:
+        raise ValueError(f"{pack_path}: no entry at {offset}")
     byte = header[0]
     kind, size, shift, used = (byte >> 4) & 7, byte & 15, 4, 1
     while byte & 0x80:
@@ -96,22 +113,23 @@ class PackIndexes:
         self._indexes: dict[str, PackIndex] = {}  # pack path -> its index
         self._listed: Optional[frozenset[str]] = None  # the .idx names last read
 
-    def find(self, raw_id: bytes) -> Optional[tuple[str, int]]:
-        """(pack path, offset) of the object, or None: not in any pack (or not a SHA-1 id).
+    def find(self, raw_id: bytes, *, look_again: bool = True) -> Optional[tuple[PackIndex, int]]:
+        """(the pack's index, offset) of the object, or None: not in any pack (or not a SHA-1 id).
 
-        Looks again at the pack folder only after a miss: a fetch adds packs."""
+        Looks again at the pack folder only after a miss (a fetch adds packs), and only
+        with look_again."""
         if len(raw_id) != SHA1_LENGTH:
             return None
         found = self._search(raw_id)
-        if found is None and self._relist():
+        if found is None and look_again and self._relist():
             found = self._search(raw_id)
         return found
 
-    def _search(self, raw_id: bytes) -> Optional[tuple[str, int]]:
-        for pack, index in list(self._indexes.items()):
+    def _search(self, raw_id: bytes) -> Optional[tuple[PackIndex, int]]:
+        for index in list(self._indexes.values()):
             offset = index.offset(raw_id)
             if offset is not None:
-                return pack, offset
+                return index, offset
         return None
 
     def _relist(self) -> bool:
@@ -129,7 +147,7 @@ class PackIndexes:
                 index = self._indexes.get(pack)
                 if index is None:
                     try:
-                        index = PackIndex(os.path.join(self._pack_dir, name))
+                        index = PackIndex(os.path.join(self._pack_dir, name), pack)
                     except (OSError, ValueError):
                         continue  # being written, or a format this reader does not know: libgit2 reads it
                 indexes[pack] = index

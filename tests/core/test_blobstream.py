@@ -3,6 +3,7 @@ packindex.py) on real repositories written by git: loose objects, whole objects 
 a pack, deltas (libgit2's to read), damaged files.
 """
 
+import gc
 import os
 import random
 import threading
@@ -120,6 +121,38 @@ def test_a_fetched_pack_is_found_after_the_first_lookup(remote):
     oid = blob_id(repo, "later.bin", new)
     where = repo._object_files.locate(str(oid), oid.raw)
     assert where is not None and where[0].endswith(".pack")
+
+
+def open_packs():
+    """{descriptor: file} of the pack files this process holds open (a deleted one ends
+    with " (deleted)"); libgit2 holds its own."""
+    packs = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            link = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue  # the listing's own descriptor, closed by now
+        if ".pack" in link:
+            packs[fd] = link
+    return packs
+
+
+def test_a_pack_is_opened_once_and_let_go_when_it_is_replaced(remote):
+    repack(remote)
+    repo = repository(remote)
+    first = blob_id(repo, "big.bin")
+    before = open_packs()
+    for _ in range(50):
+        assert repo._object_files.locate(str(first), first.raw) is not None
+    held = {fd: link for fd, link in open_packs().items() if fd not in before}
+    assert len(held) == 1  # one descriptor for all 50 lookups
+    new = remote.commit({"later.bin": os.urandom(300_000)}, "later")
+    repack(remote)  # one new pack replaces the old one, which git deletes
+    oid = blob_id(repo, "later.bin", new)
+    assert repo._object_files.locate(str(oid), oid.raw) is not None
+    gc.collect()
+    now = open_packs()
+    assert not [fd for fd in held if now.get(fd) == held[fd] + " (deleted)"]  # the old pack's is closed
 
 
 def test_reads_out_of_order_within_the_window_need_no_second_pass(remote, small_window):
