@@ -63,6 +63,20 @@ class ObjectFiles:
             return None
         return int(size)
 
+    def blob_size(self, hex_id: str, raw_id: bytes) -> Optional[int]:
+        """A blob's size without inflating it: from its entry in a pack already listed, else
+        from its loose file's header; None: libgit2 must answer."""
+        found = self.packs.find(raw_id, look_again=False)
+        if found is not None:
+            index, offset = found
+            try:
+                size = index.object_size(offset)
+            except (OSError, ValueError, IndexError):
+                size = None
+            if size is not None:
+                return size
+        return self.loose_size(hex_id)
+
     def locate(self, hex_id: str, raw_id: bytes) -> Optional[tuple[str, int, bool]]:
         """(file, offset of the zlib stream, whether it starts with a loose header), or
         None: libgit2 must read it (a delta, another object store, a type mismatch).

@@ -17,6 +17,7 @@ import os
 import struct
 import threading
 import weakref
+import zlib
 from typing import Optional
 
 IDX_MAGIC = b"\xfftOc"
@@ -28,7 +29,13 @@ LARGE_OFFSET = 0x80000000
 
 # Object types in a pack entry's header (the deltas name a base instead of holding bytes).
 PACK_BLOB = 3
+PACK_OFS_DELTA, PACK_REF_DELTA = 6, 7
 ENTRY_HEADER_MAX = 16  # a type and a 64-bit size in 7-bit groups fit in 10 bytes
+# An entry's header, its base's offset or id and the start of its zlib stream, whose
+# first block may open with its Huffman tables (under 128 bytes in every entry of the
+# packs tried; a longer one leaves the size to libgit2).
+ENTRY_START_READ = 256
+DELTA_SIZES_MAX = 20  # a delta's stream starts with two sizes in 7-bit groups
 
 
 class PackIndex:
@@ -59,6 +66,31 @@ class PackIndex:
     def entry_header(self, offset: int) -> tuple[int, int, int]:
         """(type, size, offset of its zlib data) of the pack entry at offset."""
         return parse_entry_header(os.pread(self._pack_fd, ENTRY_HEADER_MAX, offset), self.pack_path, offset)
+
+    def object_size(self, offset: int) -> Optional[int]:
+        """The size of the object at offset, from its entry alone, or None (libgit2 must
+        answer). A whole object's header holds it; a delta's header holds the delta's own
+        size, but its stream starts with its base's size and the object's (git's delta
+        format), so a few bytes of it are inflated. libgit2's read_header walks the chain
+        to the base for the type, which the caller knows already (a tree names a blob)."""
+        start = os.pread(self._pack_fd, ENTRY_START_READ, offset)
+        kind, size, data_at = parse_entry_header(start, self.pack_path, offset)
+        if kind not in (PACK_OFS_DELTA, PACK_REF_DELTA):
+            return size
+        at = data_at - offset
+        if kind == PACK_REF_DELTA:
+            at += SHA1_LENGTH
+        else:  # the base's distance back, in 7-bit groups
+            while at < len(start) and start[at] & 0x80:
+                at += 1
+            at += 1
+        try:
+            sizes = zlib.decompressobj().decompress(start[at:], DELTA_SIZES_MAX)
+        except zlib.error:
+            return None
+        _base_size, used = read_size(sizes, 0)
+        object_size, end = read_size(sizes, used)
+        return object_size if end <= len(sizes) else None
 
     def _fanout(self, byte: int) -> int:
         return struct.unpack_from(">I", self._map, FANOUT_AT + byte * 4)[0]
@@ -104,6 +136,20 @@ def parse_entry_header(header: bytes, pack_path: str, offset: int) -> tuple[int,
     return kind, size, offset + used
 
 
+def read_size(data: bytes, at: int) -> tuple[int, int]:
+    """A size in a delta's stream (7-bit groups, low first, a set top bit for more) at `at`:
+    (size, where the next field starts); past len(data) if the bytes end first."""
+    size = shift = 0
+    while at < len(data):
+        byte = data[at]
+        size |= (byte & 0x7F) << shift
+        shift += 7
+        at += 1
+        if not byte & 0x80:
+            return size, at
+    return size, len(data) + 1
+
+
 class PackIndexes:
     """Every pack of one object folder: which pack holds an object, and where."""
 
@@ -117,11 +163,11 @@ class PackIndexes:
         """(the pack's index, offset) of the object, or None: not in any pack (or not a SHA-1 id).
 
         Looks again at the pack folder only after a miss (a fetch adds packs), and only
-        with look_again."""
+        with look_again, or if it was never read."""
         if len(raw_id) != SHA1_LENGTH:
             return None
         found = self._search(raw_id)
-        if found is None and look_again and self._relist():
+        if found is None and (look_again or self._listed is None) and self._relist():
             found = self._search(raw_id)
         return found
 

@@ -274,9 +274,9 @@ class Repository:
     def blob_size(self, oid: pygit2.Oid) -> int:
         size = self._sizes.get(oid)
         if size is None:
-            # The header alone: a loose object's own first bytes, else libgit2's read_header
-            # (where this pygit2 has it); neither inflates the blob.
-            size = self._object_files.loose_size(str(oid))
+            # The header alone: the pack entry's or the loose object's own first bytes, else
+            # libgit2's read_header (where this pygit2 has it); none inflates the blob.
+            size = self._object_files.blob_size(str(oid), oid.raw)
             if size is None:
                 size = compat.blob_size(self.git, oid)
             if len(self._sizes) >= BLOB_SIZES:

@@ -13,7 +13,7 @@ import pytest
 
 from gitfs.repo import blobstream
 from gitfs.repo.blobstream import CorruptObject
-from gitfs.repo.packindex import PackIndex
+from gitfs.repo.packindex import PACK_OFS_DELTA, PACK_REF_DELTA, PackIndex
 from helpers import CountingRepository, Remote, git
 
 SIZE = 2 * 1024 * 1024 + 333
@@ -248,9 +248,39 @@ def test_a_loose_blob_size_is_read_from_its_header_even_when_the_file_is_truncat
     assert repository(remote).blob_size(oid) == len(remote.big)
 
 
-def test_a_packed_blob_size_comes_from_libgit2(remote):
+@pytest.mark.parametrize("base_by", ["offset", "id"])
+def test_every_packed_object_size_is_read_from_its_entry_as_git_tells_it(tmp_path, base_by):
+    """Whole objects and deltas of both kinds (a delta names its base by offset in a
+    repack, by id in a thin pack a fetch received): the size a delta's stream starts with
+    is the object's, and matches `git cat-file --batch-check` for every object."""
+    remote = Remote(tmp_path / "sizes")
+    rng = random.Random(7)
+    lines = [f"line {number}: {rng.random()}\n" for number in range(3000)]
+    for version in range(12):
+        for edit in range(40):
+            lines[rng.randrange(len(lines))] = f"edit {version}.{edit}: {rng.random()}\n"
+        remote.commit({"text.txt": "".join(lines), f"notes/{version}.txt": "".join(lines[::7]),
+                       "random.bin": rng.randbytes(5000 + version)}, f"version {version}")
+    git("-c", f"repack.useDeltaBaseOffset={'true' if base_by == 'offset' else 'false'}",
+        "repack", "-q", "-a", "-d", "-f", "--depth=50", "--window=50", cwd=remote.work)
+    git("prune-packed", cwd=remote.work)
+    listed = git("cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objectsize)", cwd=remote.work)
+    expected = {name: int(size) for name, size in (line.split() for line in listed.splitlines())}
+    files = blobstream.ObjectFiles(str(remote.work / ".git" / "objects"))
+    delta_kind = PACK_OFS_DELTA if base_by == "offset" else PACK_REF_DELTA
+    kinds = [index.entry_header(offset)[0] for index, offset in
+             (files.packs.find(bytes.fromhex(name)) for name in expected)]
+    assert kinds.count(delta_kind) > 20, "the repack stored deltas of this kind"
+    for name, size in expected.items():
+        assert files.blob_size(name, bytes.fromhex(name)) == size, name
+
+
+def test_a_packed_blob_size_is_read_from_the_pack(remote):
     repack(remote)
     repo = repository(remote)
-    oid = blob_id(repo, "big.bin")
-    assert blobstream.ObjectFiles(str(remote.work / ".git" / "objects")).loose_size(str(oid)) is None
-    assert repo.blob_size(oid) == len(remote.big)
+    for path, content in (("big.bin", remote.big), ("text.txt", remote.text_new)):
+        oid = blob_id(repo, path)
+        assert blobstream.ObjectFiles(str(remote.work / ".git" / "objects")).loose_size(str(oid)) is None
+        assert repo.blob_size(oid) == len(content)
+    old = blob_id(repo, "text.txt", "HEAD~1")  # a delta
+    assert repo.blob_size(old) == len(remote.text_old)
