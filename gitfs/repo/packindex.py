@@ -1,10 +1,12 @@
-"""Where an object starts in a pack file, read from the pack's index (`.idx`, version 2).
+"""Where an object starts in a pack file, read from the pack's index (`.idx`, version 2),
+and what its entry there says of it.
 
 libgit2 answers only with a whole inflated object; to stream a big blob out of a
-pack, GitFS needs the object's offset, which libgit2 does not tell. The index
-format is git's documented on-disk format (gitformat-pack): a magic and version,
-256 cumulative counts by first byte, the sorted object ids, their CRCs, 4-byte
-offsets whose top bit points into a table of 8-byte ones.
+pack, GitFS needs the object's offset, which libgit2 does not tell, and the size of
+a blob (every listing of a commit folder shows one per file) is in its entry's first
+bytes. The index format is git's documented on-disk format (gitformat-pack): a magic
+and version, 256 cumulative counts by first byte, the sorted object ids, their CRCs,
+4-byte offsets whose top bit points into a table of 8-byte ones.
 
 Thread-safe: the indexes are read-only maps of their files, replaced (never
 changed) under a lock when the pack folder's listing changes.
@@ -28,7 +30,7 @@ SHA1_LENGTH = 20
 LARGE_OFFSET = 0x80000000
 
 # Object types in a pack entry's header (the deltas name a base instead of holding bytes).
-PACK_BLOB = 3
+PACK_COMMIT, PACK_TREE, PACK_BLOB, PACK_TAG = 1, 2, 3, 4
 PACK_OFS_DELTA, PACK_REF_DELTA = 6, 7
 ENTRY_HEADER_MAX = 16  # a type and a 64-bit size in 7-bit groups fit in 10 bytes
 # An entry's header, its base's offset or id and the start of its zlib stream, whose
@@ -75,8 +77,10 @@ class PackIndex:
         to the base for the type, which the caller knows already (a tree names a blob)."""
         start = os.pread(self._pack_fd, ENTRY_START_READ, offset)
         kind, size, data_at = parse_entry_header(start, self.pack_path, offset)
-        if kind not in (PACK_OFS_DELTA, PACK_REF_DELTA):
+        if kind in (PACK_COMMIT, PACK_TREE, PACK_BLOB, PACK_TAG):
             return size
+        if kind not in (PACK_OFS_DELTA, PACK_REF_DELTA):
+            return None  # no such type: a damaged pack
         at = data_at - offset
         if kind == PACK_REF_DELTA:
             at += SHA1_LENGTH

@@ -6,6 +6,7 @@ a pack, deltas (libgit2's to read), damaged files.
 import gc
 import os
 import random
+import shutil
 import threading
 import zlib
 
@@ -273,6 +274,31 @@ def test_every_packed_object_size_is_read_from_its_entry_as_git_tells_it(tmp_pat
     assert kinds.count(delta_kind) > 20, "the repack stored deltas of this kind"
     for name, size in expected.items():
         assert files.blob_size(name, bytes.fromhex(name)) == size, name
+
+
+@pytest.mark.parametrize("damage", ["type", "stream"])
+def test_a_damaged_pack_entry_gives_no_size_rather_than_a_wrong_one(remote, tmp_path, damage):
+    repack(remote)
+    objects = tmp_path / "objects"
+    shutil.copytree(remote.work / ".git" / "objects", objects)
+    files = blobstream.ObjectFiles(str(objects))
+    old = blob_id(repository(remote), "text.txt", "HEAD~1")
+    index, offset = files.packs.find(old.raw)
+    kind, _size, data_at = index.entry_header(offset)
+    assert kind == PACK_OFS_DELTA
+    os.chmod(index.pack_path, 0o644)
+    with open(index.pack_path, "r+b") as pack:
+        if damage == "type":  # a type git never writes (5)
+            pack.seek(offset)
+            first = pack.read(1)[0]
+            pack.seek(offset)
+            pack.write(bytes([(first & 0x8F) | 0x50]))
+        else:  # the delta's zlib stream, after the base's distance back
+            pack.seek(data_at)
+            while pack.read(1)[0] & 0x80:
+                pass
+            pack.write(b"\0" * 16)
+    assert files.blob_size(str(old), old.raw) is None  # libgit2 answers (or fails) instead
 
 
 def test_a_packed_blob_size_is_read_from_the_pack(remote):
