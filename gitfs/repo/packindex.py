@@ -175,6 +175,12 @@ class PackIndexes:
             found = self._search(raw_id)
         return found
 
+    def forget(self) -> None:
+        """Drop every index and pack descriptor (an idle mount gives its memory back); the
+        next find reads the pack folder again. A reader still holding one keeps it until done."""
+        with self._lock:
+            self._indexes, self._listed = {}, None
+
     def _search(self, raw_id: bytes) -> Optional[tuple[PackIndex, int]]:
         for index in list(self._indexes.values()):
             offset = index.offset(raw_id)

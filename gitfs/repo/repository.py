@@ -115,13 +115,15 @@ class Repository:
         """Give back what libgit2 keeps of the clone's objects (for an idle mount): every
         thread's handle and the parsed trees are dropped; a thread opens a handle again at
         its next call. libgit2 keeps up to 16 MiB of a pack's delta bases, a figure it
-        does not let anyone change, for as long as any handle has that pack open."""
+        does not let anyone change, for as long as any handle has that pack open. GitFS's
+        own maps of the pack indexes go too."""
         with self._handles_lock:
             handles = len(self._handles)
             self._handles.clear()
         self._trees.clear()
         self._tree_sizes.clear()
         self._sizes.clear()
+        self._object_files.packs.forget()
         # A pygit2 handle is in reference cycles with its collections (references,
         # branches, remotes): only the cycle collector frees it.
         gc.collect()

@@ -156,6 +156,21 @@ def test_a_pack_is_opened_once_and_let_go_when_it_is_replaced(remote):
     assert not [fd for fd in held if now.get(fd) == held[fd] + " (deleted)"]  # the old pack's is closed
 
 
+def test_an_idle_repository_lets_its_packs_go_and_reads_on(remote):
+    repack(remote)
+    repo = repository(remote)
+    oid = blob_id(repo, "big.bin")
+    before = open_packs()
+    assert repo.blob_size(oid) == len(remote.big)
+    assert [fd for fd in open_packs() if fd not in before]  # the pack GitFS reads sizes from
+    repo.release_caches()
+    assert not [fd for fd in open_packs() if fd not in before]
+    assert repo.blob_size(oid) == len(remote.big)
+    reader = repo.blob_reader(oid)
+    assert read_in_order(reader) == remote.big
+    reader.close()
+
+
 def test_reads_out_of_order_within_the_window_need_no_second_pass(remote, small_window):
     repo = repository(remote)
     oid = blob_id(repo, "big.bin")
