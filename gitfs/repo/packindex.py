@@ -46,7 +46,7 @@ class PackIndex:
     back when the object is collected: a reader may still hold it after a fetch changed
     the pack folder, and git deletes a pack only by unlinking it."""
 
-    def __init__(self, idx_path: str, pack_path: Optional[str] = None):
+    def __init__(self, idx_path: str):
         with open(idx_path, "rb") as handle:
             self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         if len(self._map) < ENTRIES_AT or self._map[:4] != IDX_MAGIC or \
@@ -56,7 +56,7 @@ class PackIndex:
         self.count = self._fanout(255)
         self._offsets_at = ENTRIES_AT + self.count * (SHA1_LENGTH + 4)
         self._large_at = self._offsets_at + self.count * 4
-        self.pack_path = pack_path if pack_path is not None else idx_path[:-len(".idx")] + ".pack"
+        self.pack_path = pack_path_of(idx_path)
         try:
             pack_fd = os.open(self.pack_path, os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
@@ -122,6 +122,11 @@ class PackIndex:
     def close(self) -> None:
         self._map.close()
         self._close_pack()
+
+
+def pack_path_of(idx_path: str) -> str:
+    """The pack file an index (`pack-ID.idx`) belongs to: `pack-ID.pack`."""
+    return idx_path[:-len(".idx")] + ".pack"
 
 
 def parse_entry_header(header: bytes, pack_path: str, offset: int) -> tuple[int, int, int]:
@@ -199,11 +204,11 @@ class PackIndexes:
                 return False
             indexes: dict[str, PackIndex] = {}
             for name in sorted(names):
-                pack = os.path.join(self._pack_dir, name[:-len(".idx")] + ".pack")
+                pack = pack_path_of(os.path.join(self._pack_dir, name))
                 index = self._indexes.get(pack)
                 if index is None:
                     try:
-                        index = PackIndex(os.path.join(self._pack_dir, name), pack)
+                        index = PackIndex(os.path.join(self._pack_dir, name))
                     except (OSError, ValueError):
                         continue  # being written, or a format this reader does not know: libgit2 reads it
                 indexes[pack] = index
