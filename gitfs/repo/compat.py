@@ -17,7 +17,7 @@ from typing import cast
 import pygit2
 
 try:
-    from pygit2.enums import CredentialType, DeltaStatus, FileStatus, SortMode
+    from pygit2.enums import CredentialType, DeltaStatus, DiffOption, FileStatus, SortMode
 except ImportError:  # pygit2 < 1.14: the same values, libgit2's own (stable across releases)
     class CredentialType(enum.IntFlag):  # type: ignore[no-redef]  # git_credential_t
         USERPASS_PLAINTEXT = 1 << 0
@@ -28,6 +28,9 @@ except ImportError:  # pygit2 < 1.14: the same values, libgit2's own (stable acr
         ADDED = 1
         DELETED = 2
 
+    class DiffOption(enum.IntFlag):  # type: ignore[no-redef]  # git_diff_option_t
+        FORCE_TEXT = 1 << 20
+
     class FileStatus(enum.IntFlag):  # type: ignore[no-redef]  # git_status_t
         IGNORED = 1 << 14
 
@@ -37,8 +40,8 @@ except ImportError:  # pygit2 < 1.14: the same values, libgit2's own (stable acr
         TIME = 1 << 1
         REVERSE = 1 << 2
 
-__all__ = ["CredentialType", "DeltaStatus", "FileStatus", "SortMode", "blob_size", "remove_directory", "set_option",
-           "set_ssh_home", "tree_entry"]
+__all__ = ["CredentialType", "DeltaStatus", "DiffOption", "FileStatus", "SortMode", "blob_size", "remove_directory",
+           "set_option", "set_ssh_home", "tree_entry"]
 
 
 def set_option(name: str, *values) -> bool:

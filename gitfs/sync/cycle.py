@@ -224,6 +224,8 @@ class SyncCycle:
             if local_tip is not None:
                 result = replay_local_commits(self.repo, local_tip, remote_tip, self.signature())
                 replay_tip, conflicts = result.tip, result.conflicts
+                if result.merged:
+                    log.info("merged with the remote's lines: %s", ", ".join(result.merged))
             applied = self._bring_in(local_tip, replay_tip, "gitfs: accept mine")
             if applied.waiting_for:
                 return CycleResult(waiting_for=applied.waiting_for)

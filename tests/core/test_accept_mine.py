@@ -49,8 +49,8 @@ class Local:
         return True
 
     def chain(self, tip):
-        """[(message, parent count)] from tip down the first parents."""
-        return [(c.message.strip(), len(c.parents)) for c in self.repo.git.walk(tip)]
+        """[(subject line, parent count)] from tip down the first parents."""
+        return [(c.message.splitlines()[0], len(c.parents)) for c in self.repo.git.walk(tip)]
 
 
 @pytest.fixture
@@ -209,3 +209,109 @@ def test_local_commits_with_an_unrelated_remote_history(tmp_path):
     assert local.repo.is_ancestor(local.repo.remote_tip(), result.tip)
     assert local.read(result.tip, "mine") == b"mine\n"
     assert local.read(result.tip, "b") == b"b\n"
+
+
+# -- line by line: what both sides wrote in one text file --------------------------
+
+
+def _numbered(count, changed=None):
+    changed = changed or {}
+    return "".join(changed.get(n, f"line {n}\n") for n in range(1, count + 1))
+
+
+def test_appends_on_both_sides_keep_both_remote_first(local, remote):
+    remote.commit({"log.txt": "first entry\n"}, "a log")
+    git("pull", "-q", cwd=local.path)
+    local.commit({"log.txt": "first entry\nentry written through the mount\n"}, "Update /log.txt")
+    remote.commit({"log.txt": "first entry\nentry from the colleague\n"}, "their entry")
+    result = local.replay()
+    assert result.conflicts == []
+    assert result.merged == ["log.txt"]
+    assert local.read(result.tip, "log.txt") == (b"first entry\nentry from the colleague\n"
+                                                 b"entry written through the mount\n")
+    assert local.repo.git[result.tip].message == "Update /log.txt\n"  # nothing resolved against anyone
+    assert_linear_on_remote(local, result)
+
+
+def test_a_conflicting_line_costs_only_that_line(local, remote):
+    remote.commit({"notes.txt": _numbered(50)}, "fifty lines")
+    git("pull", "-q", cwd=local.path)
+    local.commit({"notes.txt": _numbered(50, {10: "line 10 (mine)\n"})}, "Update /notes.txt")
+    remote.commit({"notes.txt": _numbered(50, {10: "line 10 (theirs)\n", 45: "line 45 (theirs)\n"})}, "their edit")
+    result = local.replay()
+    assert result.conflicts == ["notes.txt"]
+    assert local.read(result.tip, "notes.txt") == _numbered(50, {10: "line 10 (mine)\n",
+                                                                  45: "line 45 (theirs)\n"}).encode()
+
+
+def test_the_commit_message_names_the_file_and_the_colleagues_commit(local, remote):
+    remote.commit({"notes.txt": "one\ntwo\n", "other": "x\n"}, "base")
+    git("pull", "-q", cwd=local.path)
+    local.commit({"notes.txt": "one (mine)\ntwo\n", "pic.bin": b"\0mine"}, "Update 2 items")
+    theirs = remote.commit({"notes.txt": "one (theirs)\ntwo\n", "pic.bin": b"\0theirs"}, "their edit")
+    remote.commit({"other": "y\n"}, "a later commit of theirs, elsewhere")
+    result = local.replay()
+    message = local.repo.git[result.tip].message
+    subject, blank, heading, *named = message.splitlines()
+    assert (subject, blank) == ("Update 2 items", "")
+    assert heading == "Conflicts with a colleague's changes, resolved with this version:"
+    assert sorted(named) == [f"  notes.txt (the lines both changed) against {theirs[:10]} by Other Person",
+                             f"  pic.bin (the whole file) against {theirs[:10]} by Other Person"]
+
+
+def test_insertions_at_one_point_in_the_middle_keep_both(local, remote):
+    remote.commit({"list.md": "# To do\n\n- a\n- b\n\n# Done\n"}, "a list")
+    git("pull", "-q", cwd=local.path)
+    local.commit({"list.md": "# To do\n\n- a\n- b\n- mine\n\n# Done\n"}, "mine")
+    remote.commit({"list.md": "# To do\n\n- a\n- b\n- theirs 1\n- theirs 2\n\n# Done\n"}, "theirs")
+    result = local.replay()
+    assert result.conflicts == []
+    assert local.read(result.tip, "list.md") == b"# To do\n\n- a\n- b\n- theirs 1\n- theirs 2\n- mine\n\n# Done\n"
+
+
+def test_crlf_file_appends_stay_crlf(local, remote):
+    remote.commit({"rows.csv": b"id,name\r\n1,a\r\n"}, "a table")
+    git("pull", "-q", cwd=local.path)
+    local.commit({"rows.csv": b"id,name\r\n1,a\r\n3,mine\r\n"}, "mine")
+    remote.commit({"rows.csv": b"id,name\r\n1,a\r\n2,theirs\r\n"}, "theirs")
+    result = local.replay()
+    assert local.read(result.tip, "rows.csv") == b"id,name\r\n1,a\r\n2,theirs\r\n3,mine\r\n"
+
+
+def test_binary_files_are_never_merged_line_by_line(local, remote):
+    remote.commit({"data.bin": b"\0head\nbase\n"}, "binary")
+    git("pull", "-q", cwd=local.path)
+    local.commit({"data.bin": b"\0head\nbase\nmine\n"}, "mine")
+    remote.commit({"data.bin": b"\0head\nbase\ntheirs\n"}, "theirs")
+    result = local.replay()
+    assert result.conflicts == ["data.bin"]
+    assert local.read(result.tip, "data.bin") == b"\0head\nbase\nmine\n"
+
+
+@pytest.mark.parametrize("attribute", ["-merge", "merge=binary"])
+def test_a_path_marked_not_to_merge_keeps_the_local_file_whole(local, remote, attribute):
+    remote.commit({".gitattributes": f"*.txt {attribute}\n", "log.txt": "one\n"}, "attributes")
+    git("pull", "-q", cwd=local.path)
+    local.commit({"log.txt": "one\nmine\n"}, "mine")
+    remote.commit({"log.txt": "one\ntheirs\n"}, "theirs")
+    result = local.replay()
+    assert result.conflicts == ["log.txt"]
+    assert local.read(result.tip, "log.txt") == b"one\nmine\n"
+
+
+def test_merge_union_keeps_working(local, remote):
+    remote.commit({".gitattributes": "*.txt merge=union\n", "log.txt": "one\n"}, "attributes")
+    git("pull", "-q", cwd=local.path)
+    local.commit({"log.txt": "one (mine)\n"}, "mine")
+    remote.commit({"log.txt": "one (theirs)\n"}, "theirs")
+    result = local.replay()
+    assert result.conflicts == []
+    assert local.read(result.tip, "log.txt") == b"one (theirs)\none (mine)\n"
+
+
+def test_a_file_added_on_both_sides_keeps_the_local_one(local, remote):
+    local.commit({"new.txt": "mine\n"}, "mine")
+    remote.commit({"new.txt": "theirs\n"}, "theirs")
+    result = local.replay()
+    assert result.conflicts == ["new.txt"]
+    assert local.read(result.tip, "new.txt") == b"mine\n"

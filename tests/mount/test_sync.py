@@ -281,3 +281,55 @@ def test_first_access_after_an_idle_spell_fetches_at_once(remote, mount_gitfs):
     remote.commit({"news": "fresh\n"}, "while the mount was idle")
     os.listdir(mount.current)  # activity: wakes the fetch worker
     wait_for(lambda: (mount.current / "news").exists(), timeout=10, message="the push after the wake-up")
+
+
+# -- two people, one text file: both keep what they wrote ------------------------------
+
+
+def test_appends_on_both_sides_are_both_kept(remote, mount_gitfs):
+    remote.commit({"log.txt": "first entry\n"}, "a log")
+    mount = mount_gitfs(remote, fetch_timeout=600)
+    wait_for_first_fetch(mount)
+    remote.commit({"log.txt": "first entry\nentry from the colleague\n"}, "their entry")
+    with open(mount.current / "log.txt", "a") as handle:
+        handle.write("entry written through the mount\n")
+    wait_for(lambda: "Update /log.txt" in remote.log(), message="my commit on the remote")
+    merged = b"first entry\nentry from the colleague\nentry written through the mount\n"
+    assert remote.show("log.txt") == merged
+    assert_linear(remote)
+    wait_for(lambda: (mount.current / "log.txt").read_bytes() == merged, message="the merged file in current/")
+    assert "conflicts resolved" not in mount.log_text()
+
+
+def test_a_conflicting_line_costs_only_that_line_and_the_commit_says_so(remote, mount_gitfs):
+    lines = [f"line {n}\n" for n in range(1, 51)]
+    remote.commit({"notes.txt": "".join(lines)}, "fifty lines")
+    mount = mount_gitfs(remote, fetch_timeout=600)
+    wait_for_first_fetch(mount)
+    theirs = lines.copy()
+    theirs[9], theirs[44] = "line 10 (theirs)\n", "line 45 (theirs)\n"
+    their_commit = remote.commit({"notes.txt": "".join(theirs)}, "their edit")
+    mine = lines.copy()
+    mine[9] = "line 10 (mine)\n"
+    (mount.current / "notes.txt").write_text("".join(mine))
+    wait_for(lambda: "Update /notes.txt" in remote.log(), message="my commit on the remote")
+    mine[44] = "line 45 (theirs)\n"
+    assert remote.show("notes.txt") == "".join(mine).encode()
+    body = git("--git-dir", str(remote.bare), "log", "-1", "--format=%b", remote.branch)
+    assert f"notes.txt (the lines both changed) against {their_commit[:10]} by Other Person" in body
+    # The colleague's whole version is kept for the user.
+    conflicts = mount.path / ".gitfs" / "conflicts"
+    kept = wait_for(lambda: [folder / "notes.txt" for folder in conflicts.iterdir()], message="the kept version")
+    assert kept[0].read_text() == "".join(theirs)
+    wait_for(lambda: (mount.current / "notes.txt").read_text() == "".join(mine), message="the merge in current/")
+
+
+def test_a_path_marked_minus_merge_keeps_the_local_file_whole(remote, mount_gitfs):
+    remote.commit({".gitattributes": "*.log -merge\n", "app.log": "one\n"}, "attributes")
+    mount = mount_gitfs(remote, fetch_timeout=600)
+    wait_for_first_fetch(mount)
+    remote.commit({"app.log": "one\ntheirs\n"}, "their line")
+    with open(mount.current / "app.log", "a") as handle:
+        handle.write("mine\n")
+    wait_for(lambda: "Update /app.log" in remote.log(), message="my commit on the remote")
+    assert remote.show("app.log") == b"one\nmine\n"
