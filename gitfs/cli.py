@@ -9,7 +9,7 @@ import dataclasses
 import sys
 from typing import Optional
 
-from gitfs import __version__, fuselib
+from gitfs import __version__, fuselib, privacy
 from gitfs.errors import FatalError
 from gitfs.options import HELP, parse_options
 from gitfs.status_command import show_status
@@ -37,6 +37,7 @@ def split_argv(argv: list[str]) -> tuple[list[str], list[str], bool]:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    from_process = argv is None  # this process's own command line, which `ps` shows
     argv = sys.argv[1:] if argv is None else argv
     if any(arg in ("-h", "--help") for arg in argv):
         print(HELP, end="")
@@ -52,7 +53,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         positional, option_strings, foreground = split_argv(argv)
         if len(positional) != 2:
             raise FatalError("usage: gitfs REMOTE_URL MOUNTPOINT [-o option[=value],...]")
-        options = parse_options(positional[0], positional[1], option_strings)
+        if from_process:
+            privacy.hide_url_password(positional[0], argv)  # runs this command again, without it
+        url = privacy.handed_password(positional[0])
+        options = privacy.move_url_credentials(parse_options(url, positional[1], option_strings))
         if foreground:
             options = dataclasses.replace(options, foreground=True)
         # libfuse 3 is chosen before anything imports mfusepy, which settles on a library at import.

@@ -1,7 +1,8 @@
 """The clone behind a mount: credentials, clone-or-reuse of repo_path, recovery.
 
 The clone is never deleted: a clone of the same remote at repo_path is reused
-(fetched), so nothing a previous mount left unpushed is lost.
+(fetched), so nothing a previous mount left unpushed is lost. A new clone is private
+to the mounting user (privacy.py): its folder, and the parents GitFS creates, are 0700.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from typing import Callable
 
 import pygit2
 
+from gitfs import privacy
 from gitfs.checks import check_local_remote
 from gitfs.errors import FatalError
 from gitfs.options import Options
 from gitfs.repo import credentials as credential_files
+from gitfs.repo import private_dirs, worktree
 from gitfs.repo import remote as remote_ops
-from gitfs.repo import worktree
 from gitfs.repo.errors import LocalWriteError, RemoteError
 from gitfs.repo.repository import REMOTE_NAME, Repository
 
@@ -61,20 +63,27 @@ def credentials_of(options: Options) -> remote_ops.Credentials:
 
 
 def prepare_clone(options: Options, credentials: remote_ops.Credentials, progress=None,
-                  warn: Callable[[str], None] = log.warning) -> Repository:
+                  warn: Callable[[str], None] = log.warning, error: Callable[[str], None] = log.error) -> Repository:
     """Clone the remote into repo_path, or reuse the clone already there. The Repository
     says what was learnt: the clone's path and the branch it follows.
 
     `progress` (a progress.CloneProgress) reports a new clone as it arrives; `warn`
-    tells the user that the remote cannot be reached and the clone is mounted as it is."""
+    tells the user that the remote cannot be reached and the clone is mounted as it is,
+    or that a clone GitFS did not create can be read by others; `error`, that it held a password."""
     path = options.repo_path or default_repo_path(options.remote_url)
     if os.path.isdir(os.path.join(path, ".git")):
-        repo = _reuse(path, options, credentials, warn)
+        repo = _reuse(path, options, credentials, warn, error)
     else:
         if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
             raise FatalError(f"repo_path {path} exists and is not a GitFS clone; choose another repo_path")
         check_local_remote(options.remote_url)
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        if os.path.isdir(path):  # an empty folder the user made: used as it is
+            privacy.check_clone(path, credential_in_config=False, warn=warn, error=error)
+        else:
+            try:
+                private_dirs.make_private_dirs(path)
+            except OSError as failure:
+                raise FatalError(f"cannot create repo_path {path}: {failure.strerror}") from None
         try:
             remote_ops.clone(options.remote_url, path, options.branch, credentials, progress=progress)
         except RemoteError as error:  # one line: unreachable, authentication, host key, not found, branch
@@ -100,12 +109,18 @@ def _check_out(repo: Repository) -> None:
 
 
 def _reuse(path: str, options: Options, credentials: remote_ops.Credentials,
-           warn: Callable[[str], None]) -> Repository:
+           warn: Callable[[str], None], error: Callable[[str], None]) -> Repository:
     git = pygit2.Repository(path)
     origin = git.remotes[REMOTE_NAME].url if REMOTE_NAME in [r.name for r in git.remotes] else None
-    if origin != options.remote_url:
+    stored = privacy.without_userinfo(origin, keep_user=privacy.is_ssh(origin)) if origin else None
+    if stored != options.remote_url:
         raise FatalError(f"repo_path {path} is a clone of {remote_ops.redact_url(origin or 'nothing')}, "
                          f"not of {remote_ops.redact_url(options.remote_url)}")
+    held_password = bool(privacy.url_credentials(origin or "")[1])
+    privacy.check_clone(path, credential_in_config=held_password, warn=warn, error=error)
+    if origin != stored:  # written by an earlier GitFS or by git clone: the credential callback supplies it now
+        git.remotes.set_url(REMOTE_NAME, options.remote_url)
+        log.info("the credentials in the remote URL of %s/.git/config were removed", path)
     _remove_stale_locks(path)
     branch = options.branch or (git.head.shorthand if not git.head_is_unborn else None)
     if branch is None:

@@ -23,6 +23,7 @@ from gitfs.errors import FatalError
 from gitfs.fuselib import FuseLibrary
 from gitfs.mount import Mount
 from gitfs.options import Options
+from gitfs.privacy import check_secret_files
 from gitfs.progress import CloneProgress
 from gitfs.repo import libgit2
 from gitfs.repo.errors import SettingError
@@ -57,10 +58,11 @@ def _start(options: Options) -> int:
     check_fuse()
     if options.max_open_files != -1:
         _set_open_files_limit(options.max_open_files)
+    check_secret_files(options)
     credentials = credentials_of(options)
     libgit2.configure(credentials, options.remote_url)
     repo = prepare_clone(options, credentials, CloneProgress(redact_url(options.remote_url)),
-                         warn=logs.startup_warning)
+                         warn=logs.startup_warning, error=logs.startup_alarm)
     check_branch(repo)
     ignore_rules = IgnoreRules(repo.path, default_ignore=options.default_ignore,
                                ignore_file=options.ignore_file, hard_ignore=options.hard_ignore)

@@ -83,6 +83,14 @@ def startup_warning(message: str) -> None:
         logging.getLogger("gitfs").warning("%s", message)
 
 
+def startup_alarm(message: str) -> None:
+    """An error before the mount answers that does not stop it (the user must act): on
+    stderr (one line) and in the log, at ERROR."""
+    print(f"gitfs: error: {message}", file=sys.stderr)
+    if _destination not in STDERR_DESTINATIONS:
+        logging.getLogger("gitfs").error("%s", message)
+
+
 def _log_thread_crash(args) -> None:
     """A worker that dies must say so in the log, not on a stderr nobody reads."""
     if args.exc_type is SystemExit:

@@ -37,6 +37,7 @@ import pygit2
 
 from gitfs.repo.compat import CredentialType
 from gitfs.repo.errors import RemoteError, SettingError
+from gitfs.repo.private_dirs import make_private_dirs
 
 log = logging.getLogger(__name__)
 
@@ -163,7 +164,7 @@ def ssh_home_for(credentials: Credentials) -> str:
     base = credentials.state_dir or os.path.expanduser("~/.cache/gitfs")
     home = os.path.join(base, "known-hosts", hashlib.sha1(path.encode()).hexdigest()[:12])
     link = os.path.join(home, ".ssh", "known_hosts")
-    os.makedirs(os.path.dirname(link), mode=0o700, exist_ok=True)
+    make_private_dirs(os.path.dirname(link))
     if not (os.path.islink(link) and os.readlink(link) == path):
         if os.path.lexists(link):
             os.unlink(link)

@@ -272,6 +272,8 @@ class CurrentView(PassthroughView):
 
     def chmod(self, path, mode):
         relative = self._relative(path)
+        if relative == ".":
+            return  # the clone's folder stays private; git records no folder's mode
         with self.sync_state.mutation():
             try:
                 st = beneath.chmod(self.root_fd, relative, stat.S_IMODE(mode))

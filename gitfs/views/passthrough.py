@@ -37,6 +37,9 @@ from gitfs.views.base import Owner, View, is_write_open
 from gitfs.views.listed_attributes import ListedAttributes
 
 CLONE_GIT_DIR = "/" + GIT_DIR
+# The clone's own folder is 0700 (private to the mounting user, whatever allow_other
+# lets others see through the mount); the root of the tree shows an ordinary folder's mode.
+TREE_ROOT_MODE = stat.S_IFDIR | 0o755
 
 
 def refuse_non_utf8(path: str) -> None:
@@ -96,7 +99,10 @@ class PassthroughView(View):
     def getattr(self, path, fh=None):
         self.listed.asked(path)
         relative = self._relative(path)
-        return self._attributes(relative, beneath.lstat(self.root_fd, relative))
+        attributes = self._attributes(relative, beneath.lstat(self.root_fd, relative))
+        if relative == ".":
+            attributes["st_mode"] = TREE_ROOT_MODE
+        return attributes
 
     def _attributes(self, relative: str, st: os.stat_result) -> dict:
         """What getattr and a listing tell of a path, from its lstat."""

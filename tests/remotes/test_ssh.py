@@ -48,6 +48,7 @@ def test_ssh_user_differing_from_the_url_is_one_line(remote, sshd, ssh_keys, tmp
 def test_key_with_passphrase_from_file_and_from_option(remote, sshd, ssh_keys, mount_gitfs, tmp_path):
     phrase_file = tmp_path / "phrase"
     phrase_file.write_text(ssh_keys.protected.passphrase + "\n")
+    phrase_file.chmod(0o600)
     mount = mount_gitfs(at(sshd.url(remote.bare)), ssh_key=ssh_keys.protected.private,
                         ssh_key_passphrase_file=phrase_file)
     write_and_wait_pushed(mount, remote, "a.txt")
