@@ -84,10 +84,12 @@ class Mount:
         self.conflict_log = ConflictLog(repo)
         self.versions = FileVersions(repo)
         self.metrics = Metrics(pending=self.pending)
-        # Git LFS: a pointer blob of a filter=lfs path reads as its object (gitfs/lfs).
-        repo.lfs = lfs_setup.content_for(repo, options.remote_url, credentials=credentials, enabled=options.lfs,
-                                         url_option=options.lfs_url, on_missing=self._lfs_missing,
-                                         on_found=self.status.lfs_found, on_transfer=self.metrics.lfs_transfer)
+        # Git LFS: a pointer blob of a filter=lfs path reads as its object (gitfs/lfs); on
+        # from the start if the branch has a filter=lfs rule, else once one arrives (lfs_rules).
+        lfs_rules = lfs_setup.rules_for(repo, options.remote_url, credentials=credentials, enabled=options.lfs,
+                                        url_option=options.lfs_url, on_missing=self._lfs_missing,
+                                        on_found=self.status.lfs_found, on_transfer=self.metrics.lfs_transfer)
+        lfs_rules.start()
         lfs_checkout.check_out_tip(repo)  # the working tree's LFS files hold their content
         remote = RemoteLink(repo, credentials, status=self.status, metrics=self.metrics)
         # A read-only mount follows the remote and never commits or pushes (read_only.py).
@@ -97,7 +99,7 @@ class Mount:
                                                      dirty_paths=self.handles.dirty_paths),
                                 conflicts=ConflictRecorder(self.conflict_log, self.status, saved_histories(repo)),
                                 metrics=self.metrics,
-                                kernel=self.worktree_kernel, ignore_rules=ignore_rules)
+                                kernel=self.worktree_kernel, ignore_rules=ignore_rules, lfs_rules=lfs_rules)
         self.sync_worker = SyncWorker(self.cycle, self.jobs, self.state, writers=self.writers,
                                       dirty_open_paths=self.handles.dirty_paths, sync_timeout=options.sync_timeout,
                                       recover=recovered_jobs, writing=self.writing,

@@ -10,9 +10,12 @@ its content. pygit2 1.11 (Debian 12) reads the working tree's only.
 from __future__ import annotations
 
 import inspect
+import os
 from typing import Optional
 
 import pygit2
+
+from gitfs.repo import beneath
 
 FILTER = "filter"
 LFS = "lfs"
@@ -40,9 +43,29 @@ def rules_use_lfs(text: bytes) -> bool:
 
 
 def tree_uses_lfs(git: pygit2.Repository, tree: pygit2.Oid) -> bool:
-    """Whether a tree's top .gitattributes has a filter=lfs rule (LFS's default: on then)."""
-    root = git[tree]
-    if not isinstance(root, pygit2.Tree) or ATTRIBUTES_FILE not in root:
+    """Whether a .gitattributes of the tree, any folder's, has a filter=lfs rule (LFS's
+    default: on then). A walk of the folders, not of the files."""
+    folders = [git[tree]]
+    while folders:
+        folder = folders.pop()
+        if not isinstance(folder, pygit2.Tree):
+            continue
+        if ATTRIBUTES_FILE in folder:
+            blob = git[folder[ATTRIBUTES_FILE].id]
+            if isinstance(blob, pygit2.Blob) and rules_use_lfs(blob.data):
+                return True
+        folders.extend(git[entry.id] for entry in folder if entry.type_str == "tree")
+    return False
+
+
+def file_uses_lfs(workdir: str, path: str) -> bool:
+    """Whether the working tree's attributes file at path has a filter=lfs rule."""
+    root = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fd = beneath.open_beneath(root, path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:  # gone, a link or a folder: no rule
         return False
-    blob = git[root[ATTRIBUTES_FILE].id]
-    return isinstance(blob, pygit2.Blob) and rules_use_lfs(blob.data)
+    finally:
+        os.close(root)
+    with os.fdopen(fd, "rb") as handle:
+        return rules_use_lfs(handle.read(1 << 20))

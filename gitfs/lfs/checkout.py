@@ -98,6 +98,47 @@ def open_object(repo: Repository, path: str, oid: pygit2.Oid, mode: int) -> Opti
     return None
 
 
+def _index_pointers(repo: Repository, lfs: LfsContent,
+                    index: pygit2.Index) -> list[tuple[str, pygit2.Oid, int, Pointer]]:
+    """(path, blob, mode, pointer) of the index's LFS pointers that GitFS can read;
+    those it cannot are reported (their files keep the pointer's text: EIO in current/)."""
+    pointers = []
+    for entry in index:
+        if entry.mode not in (FILEMODE_BLOB, FILEMODE_EXEC):
+            continue
+        found = lfs.pointer(repo.git, entry.id, repo.blob_size(entry.id), entry.path)
+        if found is None:
+            continue
+        why = lfs.unsupported(found)
+        if why is not None:
+            lfs.missing(entry.path, found, why)
+        else:
+            pointers.append((entry.path, entry.id, entry.mode, found))
+    return pointers
+
+
+def adopt(repo: Repository, lfs: LfsContent,
+          frozen: Callable[[], contextlib.AbstractContextManager[object]]) -> list[str]:
+    """Git LFS turned on while mounted (a first filter=lfs rule arrived): the working files
+    that hold a pointer's text get their object's content. The objects are downloaded
+    first (network, no freeze); LFS is on for readers and staging from the freeze that
+    puts the content in, so that no reader ever sees such a file as a placeholder (EIO).
+    The paths changed."""
+    git = repo.git
+    root = os.open(repo.workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for path, oid, _mode, found in _index_pointers(repo, lfs, repo.index()):
+            text = cast(pygit2.Blob, git[oid]).data
+            if _holds(root, path, text):
+                lfs.left_as_pointer(path, found, text)
+    finally:
+        os.close(root)
+    waiting = lfs.placeholders()
+    if waiting:
+        fetch_objects(lfs, list(waiting.items()))
+    return fill_placeholders(repo, frozen, turning_on=lfs)
+
+
 def check_out_tip(repo: Repository) -> None:
     """Put the objects' content where the working tree holds their pointers' text."""
     lfs = repo.lfs
@@ -105,18 +146,7 @@ def check_out_tip(repo: Repository) -> None:
         return
     index = repo.index()
     git = repo.git
-    pointers = []
-    for entry in index:
-        if entry.mode not in (FILEMODE_BLOB, FILEMODE_EXEC):
-            continue
-        found = repo.lfs_pointer(entry.id, repo.blob_size(entry.id), entry.path)
-        if found is None:
-            continue
-        why = lfs.unsupported(found)
-        if why is not None:
-            lfs.missing(entry.path, found, why)  # its file keeps the pointer's text: EIO in current/
-        else:
-            pointers.append((entry.path, entry.id, entry.mode, found))
+    pointers = _index_pointers(repo, lfs, index)
     if not pointers:
         return
     fetch_objects(lfs, [(path, found) for path, _oid, _mode, found in pointers])
@@ -187,20 +217,27 @@ class _Filling:
     content: str  # the object's bytes in a file of the store's tmp/, renamed over the working file
 
 
-def fill_placeholders(repo: Repository, frozen: Callable[[], contextlib.AbstractContextManager[object]]) -> list[str]:
+def fill_placeholders(repo: Repository, frozen: Callable[[], contextlib.AbstractContextManager[object]], *,
+                      turning_on: Optional[LfsContent] = None) -> list[str]:
     """Put the content in where a working file holds the pointer's text of an object that
     is here now; the paths changed. Copies are made first; only the renames run in
     frozen() (writes held), each over a file that still holds the pointer's text, which
-    is then staged as that same pointer: no change to commit (sync worker only)."""
-    lfs = repo.lfs
+    is then staged as that same pointer: no change to commit (sync worker only).
+    `turning_on`: the LfsContent that becomes the repository's in that freeze (adopt)."""
+    lfs = turning_on or repo.lfs
     if lfs is None:
         return []
     fillings = _copies(repo, lfs)
     if not fillings:
+        if turning_on is not None:
+            with frozen():
+                repo.lfs = turning_on
         return []
     filled: list[str] = []
     try:
         with frozen():
+            if turning_on is not None:
+                repo.lfs = turning_on
             index = repo.index()
             git = repo.git
             root = os.open(repo.workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -243,7 +280,7 @@ def _copies(repo: Repository, lfs: LfsContent) -> list[_Filling]:
         if not lfs.store.has(found):
             continue
         entry = index[path] if path in index else None
-        if entry is None or repo.lfs_pointer(entry.id, repo.blob_size(entry.id), path) != found:
+        if entry is None or lfs.pointer(repo.git, entry.id, repo.blob_size(entry.id), path) != found:
             lfs.placeholder_done(path)  # no longer that pointer's file
             continue
         try:

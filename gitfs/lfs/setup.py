@@ -1,6 +1,7 @@
 """Whether a mount uses Git LFS, and with which stores.
 
-LFS is on when the branch tip's top .gitattributes has a filter=lfs rule. The clone's
+LFS is on when a .gitattributes of the branch tip (any folder's) has a filter=lfs rule,
+and turns on while mounted once one has such a rule (LfsRules). The clone's
 store is its .git/lfs; the remote's, for a path or file:// remote, is its own lfs/
 folder (git-lfs's standalone layout); any other remote's is an LFS server reached over
 HTTP(S) (http.py), at the endpoint endpoint.py finds. The git remote's credentials go
@@ -12,6 +13,7 @@ from __future__ import annotations
 import base64
 import logging
 import os
+from collections.abc import Iterable
 from typing import Callable, Optional
 
 from gitfs.lfs import attributes, endpoint
@@ -27,16 +29,10 @@ from gitfs.repo.repository import Repository, branch_ref
 log = logging.getLogger(__name__)
 
 
-def content_for(repo: Repository, remote_url: str, *, credentials: Optional[Credentials] = None,
-                enabled: bool = True, url_option: str = "",
-                on_missing: Optional[Callable[[str, str, str], None]] = None,
-                on_found: Optional[Callable[[str], None]] = None,
-                on_transfer: Optional[Callable[[str, int, int], None]] = None) -> Optional[LfsContent]:
-    """The LfsContent of a mount, or None when the repository does not use LFS (or the
-    `lfs` option turned it off)."""
-    tip = repo.branch_tip()
-    if not enabled or tip is None or not attributes.tree_uses_lfs(repo.git, repo.root_tree(tip)):
-        return None
+def _content(repo: Repository, remote_url: str, *, credentials: Optional[Credentials], url_option: str,
+             on_missing: Optional[Callable[[str, str, str], None]], on_found: Optional[Callable[[str], None]],
+             on_transfer: Optional[Callable[[str, int, int], None]]) -> LfsContent:
+    """The mount's LFS content: the clone's store, and the transfer to the remote's."""
     where = endpoint.find(repo.git, repo.workdir, remote_url, url_option)
     local = ObjectStore.of_clone(os.path.join(repo.path, GIT_DIR))
     remote = standalone_store(where.url)
@@ -49,6 +45,55 @@ def content_for(repo: Repository, remote_url: str, *, credentials: Optional[Cred
     if on_transfer is not None:
         transfer = CountingTransfer(transfer, on_transfer)
     return LfsContent(local, transfer, on_missing=on_missing, on_found=on_found)
+
+
+class LfsRules:
+    """Whether the mount uses Git LFS: from the start if a .gitattributes of the branch
+    tip has a filter=lfs rule, else from the moment one the working tree gets (from the
+    remote, or written through the mount) has one: teams adopt LFS when the first big
+    file hurts, and a file written under the rule must be committed as a pointer from
+    then on. Never turned off while mounted: pointers committed under a rule removed
+    since still read as their content. Sync worker only, after `start`."""
+
+    def __init__(self, repo: Repository, make: Callable[[], LfsContent], *, enabled: bool):
+        self.repo = repo
+        self._make = make  # the LfsContent, with the mount's options and callbacks
+        self._enabled = enabled
+
+    def start(self) -> None:
+        """At mount: LFS on if the branch tip's rules ask for it."""
+        tip = self.repo.branch_tip()
+        if self._enabled and tip is not None and attributes.tree_uses_lfs(self.repo.git, self.repo.root_tree(tip)):
+            self.repo.lfs = self._make()
+
+    def adopted(self, changed: Iterable[str]) -> Optional[LfsContent]:
+        """The LfsContent to turn on now, if the working tree's .gitattributes among the
+        changed paths (relative to the root) bring the first filter=lfs rule; the caller
+        turns it on (checkout.adopt)."""
+        if self.repo.lfs is not None or not self._enabled:
+            return None
+        rules = [path for path in changed if os.path.basename(path) == attributes.ATTRIBUTES_FILE]
+        if not any(attributes.file_uses_lfs(self.repo.workdir, path) for path in rules):
+            return None
+        log.info("Git LFS: on from now, for the filter=lfs rules of %s", ", ".join(sorted(rules)))
+        return self._make()
+
+
+def rules_for(repo: Repository, remote_url: str, *, credentials: Optional[Credentials] = None, enabled: bool = True,
+              url_option: str = "", on_missing: Optional[Callable[[str, str, str], None]] = None,
+              on_found: Optional[Callable[[str], None]] = None,
+              on_transfer: Optional[Callable[[str, int, int], None]] = None) -> LfsRules:
+    """The LfsRules of a mount, which make its LfsContent with these options."""
+    return LfsRules(repo, lambda: _content(repo, remote_url, credentials=credentials, url_option=url_option,
+                                           on_missing=on_missing, on_found=on_found, on_transfer=on_transfer),
+                    enabled=enabled)
+
+
+def content_for(repo: Repository, remote_url: str, **options) -> Optional[LfsContent]:
+    """The LfsContent of a repository whose branch has a filter=lfs rule, else None."""
+    rules = rules_for(repo, remote_url, **options)
+    rules.start()
+    return repo.lfs
 
 
 def _http_transfer(repo: Repository, local: ObjectStore, where: endpoint.Endpoint, remote_url: str,

@@ -66,6 +66,15 @@ class Cleaner:
         add_with_stat(index, relative, blob, FILEMODE_EXEC if st.st_mode & 0o100 else FILEMODE_BLOB, st)
         return True
 
+    def cleans_to(self, git: pygit2.Repository, root: int, relative: str, blob: pygit2.Oid) -> bool:
+        """Whether staging relative would stage blob: an LFS file that holds the content
+        of that pointer (git's status, which compares bytes, calls it modified)."""
+        try:
+            st = os.lstat(relative, dir_fd=root)
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        return _lfs_content(git, relative, st) and pygit2.hash(self.blob_text(root, relative, st)) == blob
+
     def blob_text(self, root: int, relative: str, st: os.stat_result) -> bytes:
         """The pointer text to stage for the file, its content copied into the store first.
         A file whose text already is a pointer is staged as it is (cleaned to itself)."""

@@ -32,6 +32,7 @@ except ImportError:  # pygit2 < 1.14: the same values, libgit2's own (stable acr
         FORCE_TEXT = 1 << 20
 
     class FileStatus(enum.IntFlag):  # type: ignore[no-redef]  # git_status_t
+        WT_MODIFIED = 1 << 8
         IGNORED = 1 << 14
 
     class SortMode(enum.IntFlag):  # type: ignore[no-redef]  # git_sort_t

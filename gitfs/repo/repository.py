@@ -439,11 +439,22 @@ class Repository:
         """Working-tree paths that differ from the branch tip (ignored files excluded)."""
         git = self.git
         self.index()  # repairs a corrupt index first: status reads it
-        paths = []
+        paths: list[str] = []
+        content_only: list[str] = []  # changed in the working tree alone: an LFS file may hold its pointer's content
         for path, flags in git.status(untracked_files="all").items():
             if flags & FileStatus.IGNORED or staging.is_git_dir_path(path):
                 continue
-            paths.append(path)
+            (content_only if flags == FileStatus.WT_MODIFIED else paths).append(path)
+        cleaner = self._lfs_cleaner()
+        if cleaner is None or not content_only:
+            return sorted(paths + content_only)
+        index = self.index()
+        root = os.open(self.workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            paths += [path for path in content_only
+                      if path not in index or not cleaner.cleans_to(git, root, path, index[path].id)]
+        finally:
+            os.close(root)
         return sorted(paths)
 
 

@@ -21,6 +21,7 @@ from typing import Callable, Optional, Protocol
 import pygit2
 
 from gitfs.lfs import checkout as lfs_checkout
+from gitfs.lfs.content import LfsContent
 from gitfs.repo.accept_mine import replay_local_commits
 from gitfs.repo.errors import LocalWriteError, PushRejected, RemoteError
 from gitfs.repo.ignore import IgnoreRules, is_gitignore
@@ -73,10 +74,26 @@ class OpenFiles:
     dirty_paths: Callable[[], list[str]]  # written while open, not yet released
 
 
+class LfsSwitch(Protocol):
+    """Git LFS to turn on for the .gitattributes among changed paths, if they bring the
+    first filter=lfs rule (lfs/setup.py: LfsRules)."""
+
+    def adopted(self, changed: Collection[str]) -> Optional[LfsContent]: ...
+
+
+class _LfsStaysOff:
+    def adopted(self, changed: Collection[str]) -> Optional[LfsContent]:
+        return None
+
+
+LFS_STAYS_OFF = _LfsStaysOff()  # a cycle built without a mount's LfsRules (tests of the cycle)
+
+
 class SyncCycle:
     def __init__(self, repo: Repository, state: SyncState, jobs: PendingJobs, remote: RemoteLink, *,
                  signature: Callable[[], pygit2.Signature], open_files: OpenFiles,
-                 conflicts: MergeReport, metrics: Metrics, kernel: WorktreeKernelView, ignore_rules: IgnoreRules):
+                 conflicts: MergeReport, metrics: Metrics, kernel: WorktreeKernelView, ignore_rules: IgnoreRules,
+                 lfs_rules: LfsSwitch = LFS_STAYS_OFF):
         self.repo = repo
         self.state = state
         self.jobs = jobs
@@ -87,6 +104,7 @@ class SyncCycle:
         self.metrics = metrics
         self.kernel = kernel  # told of every path the remote's changes replace in current/
         self.ignore_rules = ignore_rules  # follows the negations of the .gitignore files
+        self.lfs_rules = lfs_rules  # turns Git LFS on when a .gitattributes brings the first filter=lfs rule
         self._known_remote = repo.remote_tip()  # the remote's tip as this mount last saw it
 
     @property
@@ -106,6 +124,7 @@ class SyncCycle:
         if filled:
             self.kernel.changed(filled, filled)  # new files under those names
         if commit:
+            self._follow_lfs_rules(self.jobs.paths())  # a .gitattributes written through the mount
             self.repo.prepare_staging(self.jobs.paths())  # big LFS files hashed before the freeze
             with self.state.frozen():
                 committed = self.commit_pending(include_open=include_open, hold=hold)
@@ -187,8 +206,7 @@ class SyncCycle:
             remote_tip = self.remote.fetch()
             local_tip = self.repo.branch_tip()
             if remote_tip is not None and local_tip is not None and not self.repo.is_ancestor(remote_tip, local_tip):
-                # Git LFS: the remote's new objects, downloaded before the freeze that applies them.
-                lfs_checkout.prefetch(self.repo, self.repo.root_tree(local_tip), self.repo.root_tree(remote_tip))
+                self._prefetch(local_tip, remote_tip)
                 integrated = self._integrate(remote_tip, hold)
                 if integrated.waiting_for:
                     return integrated
@@ -229,7 +247,7 @@ class SyncCycle:
             applied = self._bring_in(local_tip, replay_tip, "gitfs: accept mine")
             if applied.waiting_for:
                 return CycleResult(waiting_for=applied.waiting_for)
-        self._tell_kernel(applied)
+        self._applied(applied)
         if conflicts:
             log.warning("conflicts resolved with the local version: %s", ", ".join(conflicts))
             self.metrics.conflicts(len(conflicts))
@@ -262,10 +280,28 @@ class SyncCycle:
         self._follow_gitignores(changes.paths())
         return Applied(paths=changes.paths(), removed=removed)
 
-    def _tell_kernel(self, applied: Applied) -> None:
-        # Outside frozen(): telling the kernel takes its lock of each parent folder,
-        # which a FUSE call in that folder may hold while it waits for frozen() to end.
+    # -- following the remote: shared by the read-write and the read-only cycle --------
+
+    def _prefetch(self, local_tip: pygit2.Oid, remote_tip: pygit2.Oid) -> None:
+        """Git LFS: the remote's new objects, downloaded before the freeze that applies them."""
+        lfs_checkout.prefetch(self.repo, self.repo.root_tree(local_tip), self.repo.root_tree(remote_tip))
+
+    def _applied(self, applied: Applied) -> None:
+        """After _bring_in, outside frozen(): the kernel told (it takes its lock of each
+        parent folder, which a FUSE call in that folder may hold while it waits for
+        frozen() to end), and Git LFS turned on if a .gitattributes brought its first rule."""
         self.kernel.changed(applied.paths, applied.removed)
+        self._follow_lfs_rules(applied.paths)
+
+    def _follow_lfs_rules(self, changed: Collection[str]) -> None:
+        """Git LFS turned on if a changed .gitattributes brings the first filter=lfs rule:
+        the working files that hold a pointer's text get their content."""
+        adopted = self.lfs_rules.adopted([path.strip("/") for path in changed])
+        if adopted is None:
+            return
+        filled = lfs_checkout.adopt(self.repo, adopted, self.state.frozen)
+        if filled:
+            self.kernel.changed(filled, filled)
 
     def _rescue(self, local_tip: pygit2.Oid, remote_tip: pygit2.Oid) -> None:
         """The remote's branch was rewritten (force-push, or deleted and recreated): the

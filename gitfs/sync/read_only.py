@@ -1,7 +1,9 @@
 """ReadOnlyCycle: what a sync does on a read-only mount (`-o ro`): follow the remote.
 
 It fetches and fast-forwards the branch and the working tree to the remote's tip, so
-current/ and history/ show the remote's changes; it never commits and never pushes.
+current/ and history/ show the remote's changes (Git LFS files with their content, as
+on a read-write mount: SyncCycle's run and its steps to follow the remote are shared);
+it never commits and never pushes.
 Changes a crash left uncommitted in the clone stay as they are, for the next
 read-write mount to commit (as local changes: where the remote changed the same file,
 the local one wins then, as it would have). Local commits the remote lacks (a push
@@ -42,8 +44,14 @@ class ReadOnlyCycle(SyncCycle):
                         "for the next read-write mount to commit", len(self._leftovers), self.repo.path)
         return None
 
-    def run(self, *, commit: bool = True, include_open: bool = False, hold: Collection[str] = ()) -> CycleResult:
-        """Fetch, and fast-forward to the remote's tip if it is ahead. RemoteError if the fetch failed."""
+    def commit_pending(self, include_open: bool = False, hold: Collection[str] = ()) -> Optional[pygit2.Oid]:
+        """Nothing is committed here (no write reaches the working tree through the mount)."""
+        return None
+
+    def sync_with_remote(self, hold: Collection[str] = ()) -> CycleResult:
+        """Fetch, and fast-forward to the remote's tip if it is ahead, as the read-write
+        cycle brings the remote in (Git LFS objects first, placeholders filled, LFS turned
+        on by a first rule). RemoteError if the fetch failed."""
         remote_tip = self.remote.fetch()
         local_tip = self.repo.branch_tip()
         if remote_tip is None or local_tip is None or self.repo.is_ancestor(remote_tip, local_tip):
@@ -55,12 +63,13 @@ class ReadOnlyCycle(SyncCycle):
                             "changes (%s) show after a read-write mount has merged and pushed them",
                             self.repo.count_ahead(), str(remote_tip)[:10])
             return CycleResult()
+        self._prefetch(local_tip, remote_tip)
         with self.state.frozen():
             applied = self._bring_in(local_tip, remote_tip, "gitfs: fast-forward (read-only mount)",
                                      keep=self._leftovers)
         if applied.waiting_for:
             return CycleResult(waiting_for=applied.waiting_for)
-        self._tell_kernel(applied)
+        self._applied(applied)
         log.info("read-only mount: now at the remote's %s", str(remote_tip)[:10])
         return CycleResult()
 
