@@ -31,8 +31,8 @@ on_exit() {
 }
 trap on_exit EXIT
 
-heading "Installing dependencies (.ci/install-deps)"
-bash "$ROOT/.ci/install-deps"
+heading "Installing what GitFS needs to run (.ci/install-deps --runtime)"
+bash "$ROOT/.ci/install-deps" --runtime
 
 heading "Cleaning up any previous demo in $DEMO"
 if is_mounted "$MNT"; then

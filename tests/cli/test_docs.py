@@ -147,3 +147,25 @@ def test_hacking_lists_the_make_targets():
     phony = set(re.search(r"^\.PHONY:(.*)$", makefile, re.M).group(1).split()) - {"deps", "lint-tools"}
     listed = set(re.findall(r"^\| `make ([\w-]+)`", hacking_section("Make targets"), re.M))
     assert listed == phony
+
+
+def readme_section(title: str) -> str:
+    text = README.read_text(encoding="utf-8")
+    start = text.index(f"\n## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end != -1 else len(text)]
+
+
+def test_readme_sums_up_performance_and_links_the_bench_for_method_and_figures():
+    """Users get a short table; the method and the figures live with the bench, whose
+    README says what each of its sections (bench/run.py --sections) measures."""
+    section = readme_section("Performance and kernel caching")
+    assert "(bench/README.md)" in section
+    table = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line]
+    assert 3 <= len(table) <= 10, "the what-to-expect table"
+    assert len(section.splitlines()) < 45, "figures belong in bench/README.md"
+    bench = (ROOT / "bench" / "README.md").read_text(encoding="utf-8")
+    assert "## Method" in bench and "## Figures" in bench
+    sections = re.search(r'"--sections", default="([a-z,]+)"', (ROOT / "bench" / "run.py").read_text()).group(1)
+    for name in sections.split(","):
+        assert f"`{name}`" in bench or f" {name} " in bench, f"bench/README.md does not say what {name} measures"

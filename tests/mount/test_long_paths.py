@@ -72,3 +72,24 @@ def test_long_relative_paths_behave_as_on_the_native_disk(remote, mount_gitfs, t
         assert "sync failed" not in mount.log_text()
     else:
         assert any("too long" in err for _code, _out, err in expected)
+
+
+def test_relative_names_from_a_deep_folder_go_past_4095_bytes(remote, mount_gitfs, tmp_path):
+    # A program working in a deep folder passes short names; the kernel counts the path
+    # it is given, not the one from current/: on ext4 and through the mount alike, files
+    # 4,120 and 4,321 bytes below current/ are made, read, committed and pushed (FUSE hands
+    # GitFS a node's whole path, which libfuse builds whatever its length).
+    depth = 19  # 19 components of 200 bytes and their slashes: 3,819 bytes
+    steps = " && ".join([f"mkdir -p {COMPONENT} && cd {COMPONENT}"] * depth)
+    short, far = "f" * 100, f"{'h' * 250}/{'g' * 50}"
+    script = (f"{steps} && mkdir -p {'e' * 200}/{'h' * 250} && cd {'e' * 200} && "
+              f"echo short > {short} && echo far > {far} && cat {short} {far} && stat -c %s {far}")
+    mount = mount_gitfs(remote)
+    native = tmp_path / "native"
+    native.mkdir()
+    assert run(mount.current, "sh", "-c", script) == run(native, "sh", "-c", script) == (0, "short\nfar\n4\n", "")
+    folder = "/".join([COMPONENT] * depth + ["e" * 200])
+    assert (len(f"{folder}/{short}"), len(f"{folder}/{far}")) == (4120, 4321)
+    wait_for(lambda: {f"{folder}/{short}", f"{folder}/{far}"} <= set(remote.files()), timeout=30,
+             message="the deep files on the remote")
+    assert remote.show(f"{folder}/{far}") == b"far\n"
