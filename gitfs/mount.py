@@ -15,6 +15,7 @@ from gitfs.handles import HandleTable
 from gitfs.lfs import attributes
 from gitfs.lfs import checkout as lfs_checkout
 from gitfs.lfs import setup as lfs_setup
+from gitfs.lfs.content import lfs_of
 from gitfs.options import Options
 from gitfs.repo import libgit2
 from gitfs.repo import remote as remote_ops
@@ -224,7 +225,7 @@ class Views:
 
     def _lfs_size(self, root_fd: int, relative: str, size: int) -> Optional[int]:
         """The object's size for a working file left holding an LFS pointer's text, else None."""
-        return lfs_checkout.shown_size(self.repo.lfs, root_fd, relative, size)
+        return lfs_checkout.shown_size(lfs_of(self.repo), root_fd, relative, size)
 
     def index(self) -> IndexView:
         return IndexView(self.owner, entries=[self.options.current_path, self.options.history_path],

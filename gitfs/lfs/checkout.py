@@ -5,8 +5,8 @@ the objects of the index's pointers and puts each object's content where the wor
 tree holds its pointer's text (and nowhere else: a file the user changed is left
 alone), staging the pointer again with the new file's stat data so that status sees it
 clean. When the remote's changes are applied, `prefetch` has downloaded their objects
-beforehand (outside the freeze of writes) and `open_object` gives apply_changes the
-content to write.
+beforehand (outside the freeze of writes) and LfsContent.checkout_source gives
+apply_changes the content to write.
 
 An object that cannot be had is reported (LfsContent.missing) and its file keeps the
 pointer's text, which staging commits as that same pointer: never as a deletion or a
@@ -27,18 +27,18 @@ import stat
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import BinaryIO, Callable, Optional, cast
+from typing import Callable, Optional, cast
 
 import pygit2
 
 from gitfs.lfs import attributes, pointer
-from gitfs.lfs.content import LfsContent
+from gitfs.lfs.content import LfsContent, lfs_of
 from gitfs.lfs.errors import LfsError, UnsupportedPointer
-from gitfs.lfs.index_entry import add_with_stat
 from gitfs.lfs.pointer import Pointer
 from gitfs.repo import beneath
 from gitfs.repo.compat import DeltaStatus
 from gitfs.repo.filemodes import FILEMODE_BLOB, FILEMODE_EXEC
+from gitfs.repo.index_entry import add_with_stat
 from gitfs.repo.repository import Repository
 
 log = logging.getLogger(__name__)
@@ -62,7 +62,7 @@ def fetch_objects(lfs: LfsContent, wanted: Iterable[tuple[str, Pointer]]) -> Non
 
 def prefetch(repo: Repository, old_tree: Optional[pygit2.Oid], new_tree: pygit2.Oid) -> None:
     """Download the objects of the LFS files that differ from old_tree in new_tree."""
-    lfs = repo.lfs
+    lfs = lfs_of(repo)
     if lfs is None:
         return
     git = repo.git
@@ -73,29 +73,10 @@ def prefetch(repo: Repository, old_tree: Optional[pygit2.Oid], new_tree: pygit2.
         entry = delta.new_file
         if delta.status == DeltaStatus.DELETED or entry.mode not in (FILEMODE_BLOB, FILEMODE_EXEC):
             continue
-        found = repo.lfs_pointer(entry.id, repo.blob_size(entry.id), entry.path)
+        found = lfs.pointer(git, entry.id, repo.blob_size(entry.id), entry.path)
         if found is not None and not lfs.unsupported(found):
             wanted.append((entry.path, found))
     fetch_objects(lfs, wanted)
-
-
-def open_object(repo: Repository, path: str, oid: pygit2.Oid, mode: int) -> Optional[BinaryIO]:
-    """The content to write at path for the blob oid, if it is an LFS pointer whose object
-    is in the store; None otherwise (the blob's own bytes are written: for a pointer whose
-    object is not had, the file is remembered as a placeholder)."""
-    lfs = repo.lfs
-    if lfs is None or mode not in (FILEMODE_BLOB, FILEMODE_EXEC):
-        return None
-    found = repo.lfs_pointer(oid, repo.blob_size(oid), path)
-    if found is None or lfs.unsupported(found):
-        return None
-    try:
-        if lfs.store.has(found):
-            return lfs.store.open(found)
-    except LfsError:
-        pass
-    lfs.left_as_pointer(path, found, repo.blob_buffer(oid).tobytes())
-    return None
 
 
 def _index_pointers(repo: Repository, lfs: LfsContent,
@@ -141,7 +122,7 @@ def adopt(repo: Repository, lfs: LfsContent,
 
 def check_out_tip(repo: Repository) -> None:
     """Put the objects' content where the working tree holds their pointers' text."""
-    lfs = repo.lfs
+    lfs = lfs_of(repo)
     if lfs is None:
         return
     index = repo.index()
@@ -173,7 +154,7 @@ def check_out_tip(repo: Repository) -> None:
 def download_placeholders(repo: Repository) -> bool:
     """Try again the objects of the working files left holding their pointer's text;
     whether any of them is here now, for fill_placeholders (network: never in the freeze)."""
-    lfs = repo.lfs
+    lfs = lfs_of(repo)
     if lfs is None:
         return False
     waiting = lfs.placeholders()
@@ -205,7 +186,7 @@ def shown_size(lfs: Optional[LfsContent], root_fd: int, relative: str, size: int
 
 def placeholders_waiting(repo: Repository) -> int:
     """How many working files hold their pointer's text for an object not here yet."""
-    lfs = repo.lfs
+    lfs = lfs_of(repo)
     return 0 if lfs is None else sum(not lfs.store.has(found) for found in lfs.placeholders().values())
 
 
@@ -224,7 +205,7 @@ def fill_placeholders(repo: Repository, frozen: Callable[[], contextlib.Abstract
     frozen() (writes held), each over a file that still holds the pointer's text, which
     is then staged as that same pointer: no change to commit (sync worker only).
     `turning_on`: the LfsContent that becomes the repository's in that freeze (adopt)."""
-    lfs = turning_on or repo.lfs
+    lfs = turning_on or lfs_of(repo)
     if lfs is None:
         return []
     fillings = _copies(repo, lfs)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import Callable, Optional
+from typing import BinaryIO, Callable, Optional, cast
 
 import pygit2
 
@@ -27,6 +27,8 @@ from gitfs.lfs.pointer import Pointer
 from gitfs.lfs.staging import Cleaner
 from gitfs.lfs.store import ObjectStore
 from gitfs.lfs.transfer import Transfer
+from gitfs.repo.filemodes import FILEMODE_BLOB, FILEMODE_EXEC
+from gitfs.repo.repository import Repository
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +109,24 @@ class LfsContent:
             self._pointers.clear()  # atomic; cheaper than an LRU's bookkeeping on every hit
         self._pointers[oid] = found
         return found
+
+    def checkout_source(self, git: pygit2.Repository, blob_size: int, path: str, oid: pygit2.Oid,
+                        mode: int) -> Optional[BinaryIO]:
+        """The content to write at path for the blob oid, if it is an LFS pointer whose
+        object is in the store; None otherwise (the blob's own bytes are written: for a
+        pointer whose object is not had, the file is remembered as a placeholder)."""
+        if mode not in (FILEMODE_BLOB, FILEMODE_EXEC):
+            return None
+        found = self.pointer(git, oid, blob_size, path)
+        if found is None or self.unsupported(found):
+            return None
+        try:
+            if self.store.has(found):
+                return self.store.open(found)
+        except LfsError:
+            pass
+        self.left_as_pointer(path, found, cast(pygit2.Blob, git[oid]).data)
+        return None
 
     def unsupported(self, found: Pointer) -> Optional[str]:
         """Why the object cannot be shown (a pointer with extensions), or None."""
@@ -191,3 +211,9 @@ class LfsContent:
         log.error("LFS object of %s is missing (%s): %s", path, found.oid, why)
         if self.on_missing is not None:
             self.on_missing(path, found.oid, why)
+
+
+def lfs_of(repo: Repository) -> Optional[LfsContent]:
+    """The repository's content filter where it is Git LFS's (None: plain git)."""
+    content = repo.lfs
+    return content if isinstance(content, LfsContent) else None

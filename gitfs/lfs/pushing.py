@@ -14,6 +14,7 @@ from typing import Optional, cast
 
 import pygit2
 
+from gitfs.lfs.content import lfs_of
 from gitfs.lfs.pointer import Pointer
 from gitfs.repo.compat import DeltaStatus
 from gitfs.repo.errors import RemoteError
@@ -28,7 +29,8 @@ class UploadFailed(RemoteError):
 def pointers_to_push(repo: Repository) -> dict[str, tuple[str, Pointer]]:
     """{oid: (a path, pointer)} of the LFS objects the local commits ahead of the remote name."""
     local = repo.branch_tip()
-    if local is None or repo.lfs is None:
+    lfs = lfs_of(repo)
+    if local is None or lfs is None:
         return {}
     git = repo.git
     found: dict[str, tuple[str, Pointer]] = {}
@@ -40,7 +42,7 @@ def pointers_to_push(repo: Repository) -> dict[str, tuple[str, Pointer]]:
             entry = delta.new_file
             if delta.status == DeltaStatus.DELETED or entry.mode not in (FILEMODE_BLOB, FILEMODE_EXEC):
                 continue
-            pointer = repo.lfs_pointer(entry.id, repo.blob_size(entry.id), entry.path, oid)
+            pointer = lfs.pointer(git, entry.id, repo.blob_size(entry.id), entry.path, oid)
             if pointer is not None:
                 found.setdefault(pointer.oid, (entry.path, pointer))
     return found
@@ -48,7 +50,7 @@ def pointers_to_push(repo: Repository) -> dict[str, tuple[str, Pointer]]:
 
 def upload_before_push(repo: Repository) -> int:
     """Upload the objects the push will name; the number sent. UploadFailed if one failed."""
-    lfs = repo.lfs
+    lfs = lfs_of(repo)
     if lfs is None:
         return 0
     wanted = [pointer for _path, pointer in pointers_to_push(repo).values() if lfs.store.has(pointer)]

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import Callable, Optional
 
 from gitfs.lfs import attributes, endpoint
-from gitfs.lfs.content import LfsContent
+from gitfs.lfs.content import LfsContent, lfs_of
 from gitfs.lfs.http import HttpTransfer, ssl_context
 from gitfs.lfs.ssh import SshAuthenticator
 from gitfs.lfs.store import ObjectStore, standalone_store
@@ -93,7 +93,7 @@ def content_for(repo: Repository, remote_url: str, **options) -> Optional[LfsCon
     """The LfsContent of a repository whose branch has a filter=lfs rule, else None."""
     rules = rules_for(repo, remote_url, **options)
     rules.start()
-    return repo.lfs
+    return lfs_of(repo)
 
 
 def _http_transfer(repo: Repository, local: ObjectStore, where: endpoint.Endpoint, remote_url: str,

@@ -2,7 +2,7 @@
 
 A regular, non-empty file at a filter=lfs path is copied into the clone's object store
 (hashed as it is copied) and staged as the canonical pointer, with the working file's
-stat data (index_entry.py), its exec bit kept. An empty file stays an empty blob; a
+stat data (repo/index_entry.py), its exec bit kept. An empty file stays an empty blob; a
 file that already holds a pointer (an object that could not be had) is staged as that
 pointer, never as a change. Links are staged as links.
 
@@ -22,10 +22,10 @@ import pygit2
 
 from gitfs.lfs import attributes, pointer
 from gitfs.lfs.errors import UnsupportedPointer
-from gitfs.lfs.index_entry import add_with_stat
 from gitfs.lfs.pointer import Pointer
 from gitfs.lfs.store import ObjectStore
 from gitfs.repo.filemodes import FILEMODE_BLOB, FILEMODE_EXEC
+from gitfs.repo.index_entry import add_with_stat
 
 Signature = tuple[int, int, int, int, int]
 

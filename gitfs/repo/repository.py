@@ -19,13 +19,14 @@ import threading
 from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Optional, cast
+from typing import Any, BinaryIO, Callable, Optional, cast
 
 import pygit2
 
 from gitfs.repo import commit_walk, compat, staging
 from gitfs.repo.blobstream import BlobReader, ObjectFiles
 from gitfs.repo.compat import DeltaStatus, FileStatus, SortMode
+from gitfs.repo.content_filter import Cleaner, ContentFilter, ContentReader, StoredContent
 from gitfs.repo.errors import GitCoreError, NotADirectory, PathNotFound, local_write
 from gitfs.repo.filemodes import (  # noqa: F401
     BLOB_MODES,
@@ -40,11 +41,6 @@ from gitfs.repo.filemodes import (  # noqa: F401
 from gitfs.repo.libgit2 import release_free_memory
 from gitfs.repo.parsed_trees import ParsedTrees, TreeSizes
 from gitfs.repo.skipped import SkippedPaths
-
-if TYPE_CHECKING:
-    from gitfs.lfs.content import LfsContent, ObjectReader
-    from gitfs.lfs.pointer import Pointer
-    from gitfs.lfs.staging import Cleaner
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +65,7 @@ class TreeItem:
     mode: int  # git filemode
     oid: pygit2.Oid
     size: int = 0  # blob size, 0 for trees and submodules (an LFS file's: its object's)
-    pointer: Optional[Pointer] = None  # an LFS file: the object its pointer blob names
+    pointer: Optional[StoredContent] = None  # an LFS file: the object its pointer blob names
 
 
 class Repository:
@@ -90,9 +86,10 @@ class Repository:
         # need not read the ref at every call; `on_branch_moved(old, new)` is told of each.
         self.branch_moves = 0
         self.on_branch_moved: Optional[Callable[[Optional[pygit2.Oid], pygit2.Oid], None]] = None
-        # Git LFS (gitfs/lfs), set by the mount when the repository uses it: a pointer blob of a
-        # filter=lfs path is then shown as its object (TreeItem.pointer, lfs_pointer).
-        self.lfs: Optional[LfsContent] = None
+        # The content filter (content_filter.py): Git LFS, set by the mount when the repository
+        # uses it; a pointer blob of a filter=lfs path is then shown as its object
+        # (TreeItem.pointer, lfs_pointer). None: plain git.
+        self.lfs: Optional[ContentFilter[Any]] = None
 
     # -- handles -----------------------------------------------------------
 
@@ -268,7 +265,7 @@ class Repository:
                                                                                       pointer)
 
     def lfs_pointer(self, oid: pygit2.Oid, size: int, path: str, commit: Optional[pygit2.Oid] = None
-                    ) -> Optional[Pointer]:
+                    ) -> Optional[StoredContent]:
         """The LFS object a blob of `size` bytes at `path` (of `commit`) stands for; None if
         it is plain content (or LFS is off)."""
         return None if self.lfs is None else self.lfs.pointer(self.git, oid, size, path, commit)
@@ -315,13 +312,18 @@ class Repository:
         """Each entry's size in the tree's order: a blob's or a link's, 0 for the rest."""
         return array("q", [self.blob_size(entry.id) if entry.filemode in BLOB_MODES else 0 for entry in tree])
 
-    def open_content(self, oid: pygit2.Oid, pointer: Optional[Pointer], path: str) -> BlobReader | ObjectReader:
+    def open_content(self, oid: pygit2.Oid, pointer: Optional[StoredContent], path: str) -> BlobReader | ContentReader:
         """A reader of what a file of a commit holds (read(size, offset), close()): the LFS
         object its pointer names (`pointer`, from blob_item; LfsError if it cannot be had),
         else its blob. The one way views read a file's bytes."""
         if pointer is None or self.lfs is None:
             return self.blob_reader(oid)
         return self.lfs.open(pointer, path)
+
+    def checkout_source(self, path: str, oid: pygit2.Oid, mode: int) -> Optional[BinaryIO]:
+        """The bytes the working tree gets for the blob at path, if the content filter has
+        them (Git LFS: the object's content); None: the blob's own."""
+        return None if self.lfs is None else self.lfs.checkout_source(self.git, self.blob_size(oid), path, oid, mode)
 
     def blob_bytes(self, oid: pygit2.Oid) -> bytes:
         return bytes(self.blob_buffer(oid))

@@ -24,8 +24,8 @@ from typing import Optional, Protocol
 
 import pygit2
 
-from gitfs.lfs.staging import Cleaner
 from gitfs.repo import beneath, compat
+from gitfs.repo.content_filter import Cleaner
 from gitfs.repo.filemodes import FILEMODE_BLOB, FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, GIT_DIR
 
 PATH_MAX = 4096  # bytes, with the terminating NUL

@@ -35,11 +35,10 @@ from typing import BinaryIO, Protocol, cast
 
 import pygit2
 
-from gitfs.lfs.checkout import open_object
-from gitfs.lfs.index_entry import add_with_stat
 from gitfs.repo import beneath
 from gitfs.repo.compat import DeltaStatus
 from gitfs.repo.errors import local_write
+from gitfs.repo.index_entry import add_with_stat
 from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, GIT_DIR, Repository
 
 log = logging.getLogger(__name__)
@@ -95,8 +94,8 @@ def apply_changes(repo: Repository, changes: TreeChanges) -> list[str]:
                 index.remove(entry.path)
         repo.skipped.discard(entry.path for entry in changes.deletions)
         for entry in changes.writes:
-            # Git LFS: the object's content, not the pointer (None: not an LFS file's, or not had).
-            lfs_object = open_object(repo, entry.path, entry.id, entry.mode)
+            # A content filter's bytes (Git LFS: the object's, not the pointer), or None: the blob's.
+            lfs_object = repo.checkout_source(entry.path, entry.id, entry.mode)
             try:
                 if entry.mode == FILEMODE_COMMIT:  # a submodule: its empty folder, as git makes it
                     removed.extend(_make_submodule_folder(root, entry.path))

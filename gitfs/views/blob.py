@@ -19,8 +19,8 @@ from mfusepy import FuseOSError
 
 from gitfs.handles import HandleTable, OpenFile
 from gitfs.lfs.errors import LfsError
-from gitfs.lfs.pointer import Pointer
 from gitfs.repo.blobstream import CorruptObject
+from gitfs.repo.content_filter import StoredContent
 from gitfs.repo.repository import FILEMODE_EXEC, FILEMODE_LINK, Repository
 from gitfs.views.base import NS, Owner, ReadOnlyView
 
@@ -55,7 +55,7 @@ class BlobView(ReadOnlyView):
     repo: Repository
     handles: HandleTable
 
-    def _open_blob(self, path: str, oid: pygit2.Oid, pointer: Optional[Pointer] = None) -> int:
+    def _open_blob(self, path: str, oid: pygit2.Oid, pointer: Optional[StoredContent] = None) -> int:
         """A handle on the blob's bytes, or on the LFS object its pointer names (EIO if that
         cannot be had: the pointer's text is never shown)."""
         try:
@@ -73,7 +73,7 @@ class BlobView(ReadOnlyView):
             raise FuseOSError(errno.EINVAL)
         return self._link_text(entry.oid)
 
-    def _open_entry(self, path: str, entry: Optional[BlobEntry], pointer: Optional[Pointer] = None) -> int:
+    def _open_entry(self, path: str, entry: Optional[BlobEntry], pointer: Optional[StoredContent] = None) -> int:
         """open of a found entry for reading (None: a folder, EISDIR); `pointer`: an LFS file's."""
         if entry is None:
             raise FuseOSError(errno.EISDIR)

@@ -1,4 +1,4 @@
-"""Stage an LFS file's pointer with the working file's stat data.
+"""Stage an index entry with the working file's stat data (an LFS file's pointer, mostly).
 
 The index holds the pointer's blob while the working tree holds the content. An entry
 made with pygit2.IndexEntry carries no stat data, so libgit2 would take the file for
