@@ -22,9 +22,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import shutil
 import stat
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Callable, Optional, cast
@@ -139,8 +137,7 @@ def check_out_tip(repo: Repository) -> None:
             if not _holds(root, path, text):
                 continue
             if lfs.store.has(found):
-                _replace(repo.workdir, path, lfs, found, mode)
-                add_with_stat(index, path, oid, mode, os.lstat(path, dir_fd=root))
+                add_with_stat(index, path, oid, mode, _replace(root, path, lfs, found, mode))
                 written += 1
             else:
                 lfs.left_as_pointer(path, found, text)
@@ -292,26 +289,25 @@ def holds_pointer(git: pygit2.Repository, relative: str, fd: int) -> bool:
 def _holds(root: int, path: str, text: bytes) -> bool:
     """Whether the working file at path is a regular file whose bytes are text."""
     try:
-        st = os.lstat(path, dir_fd=root)
+        st = beneath.lstat(root, path)
         if not stat.S_ISREG(st.st_mode) or st.st_size != len(text):
             return False
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=root)
-    except (FileNotFoundError, NotADirectoryError):
+        fd = beneath.open_beneath(root, path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:  # gone, or a link on the way: not the pointer's file
         return False
     with os.fdopen(fd, "rb") as handle:
         return handle.read(len(text) + 1) == text
 
 
-def _replace(workdir: str, path: str, lfs: LfsContent, found: Pointer, mode: int) -> None:
-    """Write the object's content at path: a new file renamed over the old one."""
-    full = os.path.join(workdir, path)
-    fd, temporary = tempfile.mkstemp(prefix=".gitfs-", dir=os.path.dirname(full))
+def _replace(root: int, path: str, lfs: LfsContent, found: Pointer, mode: int) -> os.stat_result:
+    """Put the object's content at path (under the root descriptor, never through a link):
+    a copy made in the store's tmp/, renamed over the file. The new file's stat data."""
+    content = lfs.store.copy_out(found, 0o755 if mode == FILEMODE_EXEC else 0o644)
     try:
-        with os.fdopen(fd, "wb") as out, lfs.store.open(found) as source:
-            shutil.copyfileobj(source, out, 1 << 20)
-        os.chmod(temporary, 0o755 if mode == FILEMODE_EXEC else 0o644)
-        os.replace(temporary, full)
+        with beneath.parent(root, path) as (folder, name):
+            os.replace(content, name, dst_dir_fd=folder)
+            return os.lstat(name, dir_fd=folder)
     except BaseException:
-        if os.path.lexists(temporary):
-            os.unlink(temporary)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(content)
         raise
