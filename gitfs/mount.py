@@ -12,10 +12,9 @@ import pygit2
 from gitfs.cache_policy import HistoryForgetter, WorktreeForgetter, mount_prefix
 from gitfs.fuse_binding import KernelCache
 from gitfs.handles import HandleTable
-from gitfs.lfs import attributes
 from gitfs.lfs import checkout as lfs_checkout
 from gitfs.lfs import setup as lfs_setup
-from gitfs.lfs.content import lfs_of
+from gitfs.lfs.worktree import LfsWorktree
 from gitfs.options import Options
 from gitfs.repo import libgit2
 from gitfs.repo import remote as remote_ops
@@ -196,6 +195,7 @@ class Views:
         self.file_versions = mount.versions
         self.mount_time = mount.mount_time
         self.worktree_kernel = mount.worktree_kernel
+        self.worktree_filter = LfsWorktree(mount.repo)  # Git LFS's answers about working files
 
     def status(self) -> GeneratedFilesView:
         files = {STATUS_FILE: self.sync_status.render, METRICS_FILE: self.metrics.render}
@@ -212,20 +212,8 @@ class Views:
         extra = (self.options.history_path,) if not self.options.current_path else ()
         return CurrentView(self.owner, self.repo.workdir, self.handles, self.sync_state, self.jobs,
                            max_size=self.options.max_size_bytes, extra_root_entries=extra,
-                           kernel=self.worktree_kernel, lfs_path=self._lfs_path, lfs_placeholder=self._lfs_placeholder,
-                           lfs_size=self._lfs_size, listed=self.listed_attributes)
-
-    def _lfs_path(self, relative: str) -> bool:
-        """Whether a working-tree path is an LFS file's (Git LFS on, a filter=lfs rule)."""
-        return self.repo.lfs is not None and attributes.is_lfs_path(self.repo.git, relative)
-
-    def _lfs_placeholder(self, relative: str, fd: int) -> bool:
-        """Whether an open working file holds an LFS pointer's text (its object could not be had)."""
-        return self.repo.lfs is not None and lfs_checkout.holds_pointer(self.repo.git, relative, fd)
-
-    def _lfs_size(self, root_fd: int, relative: str, size: int) -> Optional[int]:
-        """The object's size for a working file left holding an LFS pointer's text, else None."""
-        return lfs_checkout.shown_size(lfs_of(self.repo), root_fd, relative, size)
+                           kernel=self.worktree_kernel, worktree_filter=self.worktree_filter,
+                           listed=self.listed_attributes)
 
     def index(self) -> IndexView:
         return IndexView(self.owner, entries=[self.options.current_path, self.options.history_path],

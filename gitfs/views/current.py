@@ -13,7 +13,7 @@ import errno
 import os
 import stat
 from collections.abc import Iterable
-from typing import Callable, Optional
+from typing import Optional
 
 from mfusepy import FuseOSError
 
@@ -28,30 +28,26 @@ from gitfs.views.links import KernelAttributes, folder_of, lstat_or_none, same_f
 from gitfs.views.listed_attributes import ListedAttributes
 from gitfs.views.modes import apply_requested_mode, utime_ns
 from gitfs.views.passthrough import PassthroughView, refuse_non_utf8
+from gitfs.views.worktree_filter import NO_FILTER, WorktreeFilter
 
 
 class CurrentView(PassthroughView):
     def __init__(self, owner: Owner, root: str, handles: HandleTable, sync_state: SyncState,
                  jobs: PendingJobs, *, max_size: int | None, extra_root_entries: tuple[str, ...] = (),
-                 kernel: Optional[KernelAttributes] = None,
-                 lfs_path: Callable[[str], bool] = lambda _relative: False,
-                 lfs_placeholder: Callable[[str, int], bool] = lambda _relative, _fd: False,
-                 lfs_size: Callable[[int, str, int], Optional[int]] = lambda _root_fd, _relative, _size: None,
+                 kernel: Optional[KernelAttributes] = None, worktree_filter: WorktreeFilter = NO_FILTER,
                  listed: Optional[ListedAttributes] = None):
-        super().__init__(owner, root, handles, extra_root_entries=extra_root_entries, lfs_placeholder=lfs_placeholder,
+        super().__init__(owner, root, handles, extra_root_entries=extra_root_entries, worktree_filter=worktree_filter,
                          reading=lambda: sync_state.mutation(changes=False),  # not while remote changes are applied
                          listed=listed)
         self.sync_state = sync_state
         self.jobs = jobs
         self.max_size = max_size
-        self.lfs_path = lfs_path  # Git LFS: whether a path's content goes to the LFS store (no max_size)
-        self.lfs_size = lfs_size  # Git LFS: (root fd, path, size) -> the object's size if the file is its pointer
         self.kernel = kernel  # told when a change through one name changes a file's other names
 
     # -- helpers ------------------------------------------------------------
 
     def _check_size(self, size: int, path: str) -> None:
-        if self.max_size is not None and size > self.max_size and not self.lfs_path(self._relative(path)):
+        if self.max_size is not None and size > self.max_size and not self.worktree_filter.takes(self._relative(path)):
             raise FuseOSError(errno.EFBIG)
 
     def _queue(self, message: str, add=(), remove=()) -> None:
@@ -96,7 +92,7 @@ class CurrentView(PassthroughView):
         if stat.S_ISREG(st.st_mode):
             # An LFS file whose object could not be had holds the pointer's text: shown
             # with the object's size, as in history/ (and read as EIO, see open).
-            size = self.lfs_size(self.root_fd, relative, st.st_size)
+            size = self.worktree_filter.shown_size(self.root_fd, relative, st.st_size)
             if size is not None:
                 attributes["st_size"] = size
         return attributes

@@ -35,6 +35,7 @@ from gitfs.repo.repository import GIT_DIR, KEEP_FILE
 from gitfs.views import keep
 from gitfs.views.base import Owner, View, is_write_open
 from gitfs.views.listed_attributes import ListedAttributes
+from gitfs.views.worktree_filter import NO_FILTER, WorktreeFilter
 
 CLONE_GIT_DIR = "/" + GIT_DIR
 # The clone's own folder is 0700 (private to the mounting user, whatever allow_other
@@ -56,14 +57,14 @@ class PassthroughView(View):
     working tree); opening for writing is EROFS here. Open files live in `handles`."""
 
     def __init__(self, owner: Owner, root: str, handles: HandleTable, *, extra_root_entries: tuple[str, ...] = (),
-                 lfs_placeholder: Callable[[str, int], bool] = lambda _relative, _fd: False,
+                 worktree_filter: WorktreeFilter = NO_FILTER,
                  reading: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext,
                  listed: Optional[ListedAttributes] = None):
         super().__init__(owner)
         self.root = root
         self.handles = handles
         self.extra_root_entries = extra_root_entries  # listed in the root (history/ when current_path=/)
-        self.lfs_placeholder = lfs_placeholder  # Git LFS: whether an open file holds a pointer, not content
+        self.worktree_filter = worktree_filter  # Git LFS's answers about working files
         self.reading = reading  # held while a file is opened for reading
         self.listed = ListedAttributes() if listed is None else listed  # where listings carry attributes
         self.root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
@@ -153,7 +154,7 @@ class PassthroughView(View):
         relative = self._relative(path)
         with self.reading():
             fd = beneath.open_beneath(self.root_fd, relative, flags)
-            if self.lfs_placeholder(relative, fd):  # an LFS object that could not be had: never its pointer
+            if self.worktree_filter.placeholder(relative, fd):  # an LFS object not had: never its pointer
                 os.close(fd)
                 raise FuseOSError(errno.EIO)
             return self.handles.add(OpenFile(path, fd=fd))

@@ -211,12 +211,19 @@ def test_a_listing_shows_an_lfs_placeholder_at_its_object_s_size(clone, handles)
     (clone / "sub/big.bin").write_text("pointer text\n")
     asked = []
 
-    def lfs_size(_root_fd, relative, size):
-        asked.append(relative)
-        return 5_000_000 if relative == "sub/big.bin" else None
+    class Placeholders:  # what Git LFS answers for a file left holding its pointer's text
+        def takes(self, relative):
+            return False
+
+        def placeholder(self, relative, fd):
+            return False
+
+        def shown_size(self, _root_fd, relative, size):
+            asked.append(relative)
+            return 5_000_000 if relative == "sub/big.bin" else None
 
     view = CurrentView(OWNER, str(clone), handles, SyncState(idle_after=60, freeze_timeout=0.2), queue.Queue(),
-                       max_size=None, lfs_size=lfs_size)
+                       max_size=None, worktree_filter=Placeholders())
     listed = dict(view.readdir_with_attrs("/sub"))
     assert listed["big.bin"]["st_size"] == 5_000_000 == view.getattr("/sub/big.bin")["st_size"]
     assert asked == ["sub/big.bin", "sub/big.bin"]  # the path as getattr names it; asked for files only

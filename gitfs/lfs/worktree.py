@@ -1,0 +1,27 @@
+"""Git LFS's answers to current/ about working files (views/worktree_filter.py), asked
+of the repository's LFS content as it is at each call: LFS may turn on while mounted."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from gitfs.lfs import attributes
+from gitfs.lfs import checkout as lfs_checkout
+from gitfs.lfs.content import lfs_of
+from gitfs.repo.repository import Repository
+
+
+class LfsWorktree:
+    def __init__(self, repo: Repository):
+        self.repo = repo
+
+    def takes(self, relative: str) -> bool:
+        """A filter=lfs path, with Git LFS on: its content goes to the LFS store."""
+        return self.repo.lfs is not None and attributes.is_lfs_path(self.repo.git, relative)
+
+    def placeholder(self, relative: str, fd: int) -> bool:
+        """The open file holds an LFS pointer's text (its object could not be had)."""
+        return self.repo.lfs is not None and lfs_checkout.holds_pointer(self.repo.git, relative, fd)
+
+    def shown_size(self, root_fd: int, relative: str, size: int) -> Optional[int]:
+        return lfs_checkout.shown_size(lfs_of(self.repo), root_fd, relative, size)
