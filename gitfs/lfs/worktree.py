@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from gitfs.lfs import attributes
-from gitfs.lfs import checkout as lfs_checkout
+from gitfs.lfs import attributes, placeholders
 from gitfs.lfs.content import lfs_of
 from gitfs.repo.repository import Repository
 
@@ -21,7 +20,7 @@ class LfsWorktree:
 
     def placeholder(self, relative: str, fd: int) -> bool:
         """The open file holds an LFS pointer's text (its object could not be had)."""
-        return self.repo.lfs is not None and lfs_checkout.holds_pointer(self.repo.git, relative, fd)
+        return self.repo.lfs is not None and placeholders.holds_pointer(self.repo.git, relative, fd)
 
     def shown_size(self, root_fd: int, relative: str, size: int) -> Optional[int]:
-        return lfs_checkout.shown_size(lfs_of(self.repo), root_fd, relative, size)
+        return placeholders.shown_size(lfs_of(self.repo), root_fd, relative, size)

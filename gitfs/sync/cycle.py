@@ -21,6 +21,7 @@ from typing import Callable, Optional, Protocol
 import pygit2
 
 from gitfs.lfs import checkout as lfs_checkout
+from gitfs.lfs import placeholders as lfs_placeholders
 from gitfs.lfs.content import LfsContent
 from gitfs.repo.accept_mine import replay_local_commits
 from gitfs.repo.errors import LocalWriteError, PushRejected, RemoteError
@@ -120,7 +121,7 @@ class SyncCycle:
         for writing: "/a/b") or above them stay pending. RemoteError if the remote failed."""
         committed = None
         # Git LFS: working files left as pointers get the objects that came since.
-        filled = lfs_checkout.fill_placeholders(self.repo, self.state.frozen)
+        filled = lfs_placeholders.fill_placeholders(self.repo, self.state.frozen)
         if filled:
             self.kernel.changed(filled, filled)  # new files under those names
         if commit:

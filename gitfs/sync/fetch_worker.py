@@ -15,7 +15,7 @@ import threading
 import time
 from typing import Callable
 
-from gitfs.lfs import checkout as lfs_checkout
+from gitfs.lfs import placeholders as lfs_placeholders
 from gitfs.repo.errors import RemoteError
 from gitfs.sync.remote_link import RemoteLink
 from gitfs.sync.state import SyncState
@@ -85,11 +85,11 @@ class FetchWorker(threading.Thread):
         if time.monotonic() < self._lfs_retry_at:
             return
         try:
-            arrived = lfs_checkout.download_placeholders(self.repo)
+            arrived = lfs_placeholders.download_placeholders(self.repo)
         except Exception:  # noqa: BLE001 - a bug must not end the thread, and so every later fetch
             log.exception("retrying Git LFS objects failed")
             arrived = False
-        if arrived or not lfs_checkout.placeholders_waiting(self.repo):
+        if arrived or not lfs_placeholders.placeholders_waiting(self.repo):
             self._lfs_retry_wait = 0.0
         else:
             self._lfs_retry_wait = min(max(2 * self._lfs_retry_wait, 1.0), LFS_RETRY_MAX)

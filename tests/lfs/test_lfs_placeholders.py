@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-from gitfs.lfs import checkout, pointer
+from gitfs.lfs import checkout, placeholders, pointer
 from gitfs.lfs import setup as lfs_setup
 from gitfs.repo.repository import Repository
 from helpers import LFS_BIG, git, git_status_with_lfs
@@ -30,15 +30,15 @@ def test_placeholders_get_their_content_only_where_the_pointer_still_is(lfs_remo
     assert set(lfs.placeholders()) == {"big.bin", "small.bin"}
     root = os.open(clone, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        assert checkout.shown_size(lfs, root, "big.bin", len(big_text)) == len(LFS_BIG)  # what current/ shows
+        assert placeholders.shown_size(lfs, root, "big.bin", len(big_text)) == len(LFS_BIG)  # what current/ shows
         (clone / "small.bin").write_bytes(b"the user's own\n")  # changed meanwhile: stays so
-        assert checkout.shown_size(lfs, root, "small.bin", 15) is None
+        assert placeholders.shown_size(lfs, root, "small.bin", 15) is None
     finally:
         os.close(root)
-    assert not checkout.download_placeholders(repo)
-    assert checkout.placeholders_waiting(repo) == 2
+    assert not placeholders.download_placeholders(repo)
+    assert placeholders.placeholders_waiting(repo) == 2
     away.rename(objects)
-    assert checkout.download_placeholders(repo)
+    assert placeholders.download_placeholders(repo)
 
     freezes = []
 
@@ -47,12 +47,12 @@ def test_placeholders_get_their_content_only_where_the_pointer_still_is(lfs_remo
         freezes.append(True)
         yield
 
-    assert checkout.fill_placeholders(repo, frozen) == ["big.bin"]
+    assert placeholders.fill_placeholders(repo, frozen) == ["big.bin"]
     assert freezes == [True]
     assert (clone / "big.bin").read_bytes() == LFS_BIG
     assert (clone / "small.bin").read_bytes() == b"the user's own\n"
     assert lfs.placeholders() == {}
-    assert checkout.fill_placeholders(repo, frozen) == [] and freezes == [True]  # nothing left: no freeze
+    assert placeholders.fill_placeholders(repo, frozen) == [] and freezes == [True]  # nothing left: no freeze
     staged = repo.index()["big.bin"].id
     assert pointer.parse(repo.git[staged].data).encode() == big_text  # the same pointer, staged again
     assert git_status_with_lfs(clone) == " M small.bin\n"
