@@ -263,9 +263,8 @@ class SyncCycle:
         A file open in current/ is never changed under a program: the kernel would mix
         cached pages of both versions. If the change touches one, nothing is applied
         and the result names the files to wait for."""
-        git = self.repo.git
-        old_tree = git[old_tip].tree.id if old_tip is not None else None
-        changes = tree_changes(self.repo, old_tree, git[new_tip].tree.id)
+        old_tree = self.repo.root_tree(old_tip) if old_tip is not None else None
+        changes = tree_changes(self.repo, old_tree, self.repo.root_tree(new_tip))
         if keep:
             kept = set(keep)
             changes = TreeChanges([entry for entry in changes.deletions if not _under(entry.path, kept)],
