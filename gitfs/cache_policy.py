@@ -165,14 +165,16 @@ class VersionsForgetter:
         self.prefix = prefix  # "/.gitfs/versions"
 
     def forget(self, listings: dict[str, Any]) -> None:
-        """listings: {file path: its versions (names())} whose names the kernel may hold."""
+        """listings: {file path: its versions (len() and name(number))} whose names the kernel
+        may hold; each name is made as it is told (no list of 300,000 names at once)."""
         if not self.kernel.active:
             return
         for path, listing in listings.items():
             folder = f"{self.prefix}/{path}"
             nodes = self.kernel.node_ids([folder])  # answered from the kernel's cache while it holds names
             if nodes:
-                self.kernel.forget_entries(nodes, (f"{folder}/{name}" for name in listing.names()))
+                self.kernel.forget_entries(nodes, (f"{folder}/{listing.name(number)}"
+                                                   for number in range(len(listing))))
 
 
 def _parents(path: str) -> list[str]:
