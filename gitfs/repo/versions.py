@@ -17,7 +17,8 @@ A walk reads on a pygit2 handle of its own, cleared every CLEAR_EVERY commits: l
 caches each tree it parses up to a limit that counts raw object bytes (4 MiB, global),
 while a parsed small tree takes ~1.5 kB of heap, so a walk over 300,000 small trees
 left ~80 MB in a handle's cache; and the heap's freed pages go back to the system as it
-goes (release_free_memory).
+goes (release_free_memory). The pack's delta bases the walk filled stay with the pack
+while any handle has it open: after a walk of LONG_WALK commits, every handle goes.
 
 Renames are not followed: a file's versions are those under its present path; a path
 that was deleted and added again lists the versions from both lives.
@@ -44,6 +45,7 @@ from gitfs.repo.repository import BLOB_MODES, Repository
 
 CACHE_SIZE = 256  # paths kept
 KEPT_VERSIONS = 1_000_000  # versions kept in all paths' indexes (~60 MB); the newest path is always kept
+LONG_WALK = 10_000  # commits from which a walk has every handle's caches let go when it ends
 CLEAR_EVERY = 1_000  # commits a walk reads between two clearings of its handle's object cache
 TRIM_EVERY = 20_000  # commits a walk reads between two release_free_memory calls
 NAME_PREFIX_BYTES = SHA_LENGTH // 2  # a version's name ends in the first 10 hex digits of its commit id
@@ -280,7 +282,12 @@ class FileVersions:
             index = _PathIndex()
         index.add(walked.found)
         index.tip, index.last, index.trail = tip, walked.tip_entry, walked.tip_trail
-        if read >= CLEAR_EVERY:
+        if read >= LONG_WALK:
+            # The pack's delta bases that the walk's trees filled (up to 16 MiB, a bound
+            # libgit2 fixes) stay with the pack while any handle has it open: every handle
+            # goes, as when the mount is idle.
+            self.repo.release_caches()
+        elif read >= CLEAR_EVERY:
             release_free_memory()
         return index
 

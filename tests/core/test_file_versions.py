@@ -221,3 +221,19 @@ def test_names_across_a_change_of_utc_offset(tmp_path, local_timezone):
     listing = FileVersions(Repository(str(remote.work), remote.branch)).listing("f.txt")
     assert listing.names() == [version_name(str(listing.commit(number)), listing.commit_time(number))
                                for number in range(len(listing))]
+
+
+def test_a_long_walk_lets_every_handle_go_when_it_ends(changing, monkeypatch):
+    """The pack's delta bases a long walk filled stay while any handle has the pack open
+    (up to 16 MiB, ~15 MB after listing a file changed once on 300,000 commits): after a
+    walk of LONG_WALK commits or more, every handle goes, as when the mount is idle."""
+    released = []
+    release_caches = changing.repo.release_caches
+    monkeypatch.setattr(changing.repo, "release_caches", lambda: released.append(1) or release_caches())
+    monkeypatch.setattr(versions_module, "LONG_WALK", 7)
+    index = FileVersions(changing.repo)
+    assert shas(index.versions("top.txt")) == git_versions(changing, "top.txt")  # 7 commits read
+    assert released == [1]
+    changing.commit({"top.txt": "top 3\n"}, "three")
+    assert shas(index.versions("top.txt")) == git_versions(changing, "top.txt")  # 1 commit read
+    assert released == [1]
