@@ -35,10 +35,11 @@ import time
 from array import array
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Callable, Optional, cast
+from typing import Callable, Optional
 
 import pygit2
 
+from gitfs.repo.commit_walk import first_parent_line
 from gitfs.repo.days import ID_BYTES, SHA_LENGTH, TWO_DIGITS, day_and_name, day_start
 from gitfs.repo.libgit2 import release_free_memory
 from gitfs.repo.repository import BLOB_MODES, Repository
@@ -317,26 +318,23 @@ def _walk_line(git: pygit2.Repository, tip: pygit2.Oid, parts: list[str],
     tip_trail: list[Optional[pygit2.Oid]] = []
     tip_entry: Optional[Entry] = None
     child: Optional[tuple[pygit2.Oid, int, Optional[Entry]]] = None  # the commit read before, and its entry
-    oid: Optional[pygit2.Oid] = tip
+    parents: list[pygit2.Oid] = []  # of the last commit read
     read = 0
-    while oid is not None:
-        if oid == stop:
-            found.met = True
-            break
-        commit = cast(pygit2.Commit, git[oid])
+    for commit in first_parent_line(git, tip, stop):
         entry = _entry(git, commit.tree_id, parts, trail, child[2] if child is not None else None)
         if child is None:
             tip_entry, tip_trail = entry, list(trail)
         elif child[2] is not None and child[2] != entry:
             found.add(child[0], child[1], child[2])
-        child = (oid, commit.commit_time, entry)
+        child = (commit.id, commit.commit_time, entry)
         parents = commit.parent_ids
-        oid = parents[0] if parents else None
         read += 1
         if read % CLEAR_EVERY == 0:
             git.free()  # its object cache: the trees this walk parsed (see the module's docstring)
             if read % TRIM_EVERY == 0:
                 release_free_memory()
+    # Met `stop` (else the line's root, or a rewritten branch's).
+    found.met = stop is not None and (parents[0] == stop if child is not None and parents else tip == stop)
     if found.met and known is not None and child is None:  # the branch did not move: nothing read
         tip_entry, tip_trail = known.last, known.trail
     before = known.last if found.met and known is not None else None  # the entry below the last commit read
