@@ -115,7 +115,9 @@ class Mount:
     def release_idle(self) -> None:
         """An idle mount gives memory back: each file's versions (and the kernel's names of
         those listed), then libgit2's caches."""
-        self.versions_kernel.forget(self.versions.release())
+        dropped = self.versions.release()
+        self.versions_kernel.forget(dropped)
+        log.debug("idle: the versions of %d files let go", len(dropped))
         self.repo.release_caches()
 
     def _days_between(self, old: pygit2.Oid, new: pygit2.Oid) -> Optional[set[str]]:
