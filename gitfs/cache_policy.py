@@ -157,8 +157,8 @@ class VersionsForgetter:
     """What the kernel forgets of .gitfs/versions/ when the mount goes idle: the names of
     the versions of each file listed. libfuse keeps a node (~130 bytes) for every name the
     kernel holds, and the kernel drops names only under memory pressure: a listing of
-    300,000 versions held 40 MB of the daemon's heap for good. A version's folder itself
-    stays known (forgetting a folder would unhash the working directory of a shell in it)."""
+    300,000 versions held 40 MB of the daemon's heap for good. The folder of a file's versions
+    itself stays known (forgetting a folder would unhash the working directory of a shell in it)."""
 
     def __init__(self, kernel: Kernel, prefix: str):
         self.kernel = kernel
