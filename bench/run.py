@@ -28,6 +28,10 @@ prints a table: figure | GitFS | baseline | ratio | target | met? | rclone.
      current/; with `--count-round-trips`, the requests the daemon answered (strace)
      and the floor they make.
 
+ 11. the versions of a file changed in every commit of a 300,000-commit history (30,000
+     with --quick) and of one changed once: the daemon's RSS at each step (peak and
+     after), each listing beside `git log --format=%H -- FILE`, RSS once idle.
+
 The current/ workloads also run on an rclone mount of a local folder (`rclone
 mount --vfs-cache-mode writes`), the peer, when rclone is installed and mounts.
 `--scale 17000,170000` instead reports mount time, listing time, the daemon's CPU time
@@ -148,6 +152,15 @@ def op_versions(folder: str) -> dict:
     return {"seconds": time.perf_counter() - start, "versions": len(names)}
 
 
+def op_versions_lsl(folder: str) -> dict:
+    """`ls -l` of MOUNTPOINT/.gitfs/versions/PATH: listdir and lstat of every version."""
+    start = time.perf_counter()
+    names = os.listdir(folder)
+    for name in names:
+        os.lstat(os.path.join(folder, name))
+    return {"seconds": time.perf_counter() - start, "versions": len(names)}
+
+
 def op_dirpair(history: str) -> dict:
     """Mean seconds of opening and closing a day folder (OPENDIR and RELEASEDIR, which
     libfuse answers without calling GitFS), over every day folder."""
@@ -216,7 +229,8 @@ def op_read_blobs(spec: str) -> dict:
 
 
 OPS = {"dirpair": op_dirpair, "inflate": op_inflate, "read_blobs": op_read_blobs, "rtt": op_rtt, "list": op_list,
-       "ls": op_ls, "lsl": op_lsl, "lsr": op_lsr, "sha256": op_sha256, "versions": op_versions}
+       "ls": op_ls, "lsl": op_lsl, "lsr": op_lsr, "sha256": op_sha256, "versions": op_versions,
+       "versions_lsl": op_versions_lsl}
 
 
 def run_op(name: str, path: str, timeout: float = OP_TIMEOUT) -> dict:
@@ -416,6 +430,14 @@ class Mount:
         except OSError:
             return None
         return None
+
+    def reset_peak(self) -> None:
+        """Start VmHWM afresh (as root: /proc/PID/clear_refs), so that it gives one step's peak."""
+        try:
+            with open(f"/proc/{self.pid}/clear_refs", "w") as handle:
+                handle.write("5")
+        except OSError:
+            pass
 
     def _alive(self) -> bool:
         if self.pid is None:
@@ -727,6 +749,112 @@ def bench_versions(bench: Bench, mount: Mount, bare: str, tag: str) -> None:
         bench.row(tag + f"list the {expected} versions of {name}, {what}", secs(listed["seconds"]),
                   f"{secs(baseline)} git log", ratio_x(listed["seconds"], baseline), "≤ 2× git log",
                   listed["seconds"] <= 2 * baseline)
+
+
+BUSY_COMMITS = 300_000  # the busy-file history: one file changed in every commit (30,000 with --quick)
+BUSY_FILE, ONCE_FILE = "notes.txt", "data/f1.txt"
+# Idle 20 s after the last call: longer than any step's pause, so that nothing is let go between steps.
+BUSY_OPTIONS = "sync_timeout=2,min_idle_times=10,fetch_timeout=5"
+BUSY_IDLE_WAIT = 20 + 5 + 3
+
+
+def generate_busy_remote(bench: Bench, bare: str, commits: int) -> tuple[float, int]:
+    """`commits` commits over ten years, each changing BUSY_FILE (a log a script writes);
+    ONCE_FILE and three other files written by the first alone. (seconds, days with commits)."""
+    start_time = time.perf_counter()
+    bench.git("init", "-q", "--bare", "-b", BRANCH, bare)
+    first = int(time.time()) - 3652 * 86400
+    step = 3652 * 86400 // commits
+    chunks = []
+    for number in range(commits):
+        data = b"status %d\n" % number
+        chunks.append(b"commit refs/heads/%s\ncommitter Bench <bench@example.com> %d +0000\ndata 0\n"
+                      b"M 100644 inline %s\ndata %d\n%s\n" % (BRANCH.encode(), first + number * step,
+                                                              BUSY_FILE.encode(), len(data), data))
+        if number == 0:
+            for index in range(1, 5):
+                once = b"file %d, written once\n" % index
+                chunks.append(b"M 100644 inline data/f%d.txt\ndata %d\n%s\n" % (index, len(once), once))
+        chunks.append(b"\n")
+    bench.git("fast-import", "--quiet", cwd=bare, stdin=b"".join(chunks), capture=False)
+    days = {time.strftime("%Y-%m-%d", time.localtime(first + number * step)) for number in range(commits)}
+    return time.perf_counter() - start_time, len(days)
+
+
+def bench_busy_file(bench: Bench, commits: int) -> None:
+    """The versions of a file changed in every commit of a long history, and of one changed
+    once: the daemon's RSS at each step (its peak during the step, and after), each listing's
+    time beside `git log --format=%H -- FILE`, and RSS once idle beside RSS after `ls history/`."""
+    tag = f"[busy file, {commits} commits] "
+    print(f"{tag}generating ...", flush=True)
+    bare = bench.path("remotes", f"busy-{commits}.git")
+    gen_seconds, day_count = generate_busy_remote(bench, bare, commits)
+    bench.notes.append(f"busy file: {commits} commits on {day_count} days, {BUSY_FILE} changed in each, "
+                       f"{ONCE_FILE} in the first only; generated in {gen_seconds:.1f} s")
+
+    def gitlog(name: str) -> float:
+        start = time.perf_counter()
+        bench.git("--git-dir", bare, "log", "--format=%H", BRANCH, "--", name)
+        return time.perf_counter() - start
+
+    busy_log = median_of(3, lambda: gitlog(BUSY_FILE))
+    mount = Mount(bench, bare, f"busy-{commits}", BUSY_OPTIONS)
+    mount.mount()
+    versions = os.path.join(mount.point, ".gitfs", "versions")
+    rss_mounted = mount.rss_kb()
+    bench.row(tag + "daemon RSS just mounted", fmt_mb(rss_mounted), "—", "—", "")
+    mount.reset_peak()
+    run_op("ls", mount.history)
+    rss_history = mount.rss_kb()
+    memory_row(bench, tag + "daemon RSS after ls history/", mount, rss_mounted, commits, target=False)
+
+    def step(op: str, name: str) -> tuple[dict, Optional[int], Optional[int]]:
+        mount.reset_peak()
+        listed = run_op(op, os.path.join(versions, name))
+        return listed, mount.rss_kb("VmHWM"), mount.rss_kb()
+
+    once, peak, after = step("versions", ONCE_FILE)
+    if once["versions"] != 1:
+        bench.problem(f"{ONCE_FILE} lists {once['versions']} versions; it was written once")
+    once_log = gitlog(ONCE_FILE)
+    bench.row(tag + f"ls .gitfs/versions/{ONCE_FILE} (1 version): time", secs(once["seconds"]),
+              f"{secs(once_log)} git log", ratio_x(once["seconds"], once_log), "")
+    bench.row(tag + "  peak RSS during it, over RSS before", fmt_mb(peak), fmt_mb(rss_history),
+              growth(peak, rss_history), "≤ +10 MB", _within(peak, rss_history, 10 * 1024))
+    bench.row(tag + "  RSS after it, over RSS before", fmt_mb(after), fmt_mb(rss_history),
+              growth(after, rss_history), "≤ +1 MB", _within(after, rss_history, 1024))
+    before = after
+    first, peak, after = step("versions", BUSY_FILE)
+    if first["versions"] != commits:
+        bench.problem(f"{BUSY_FILE} lists {first['versions']} versions; git log says {commits}")
+    bench.row(tag + f"ls .gitfs/versions/{BUSY_FILE} ({commits} versions), first", secs(first["seconds"]),
+              f"{secs(busy_log)} git log", ratio_x(first["seconds"], busy_log), "≤ 2× git log",
+              first["seconds"] <= 2 * busy_log)
+    per_version = f"{(peak - before) * 1024 / commits:.0f} B/version" if peak and before else "—"
+    bench.row(tag + "  peak RSS during it, per version", fmt_mb(peak), fmt_mb(before), per_version, "")
+    again, _peak, _after = step("versions", BUSY_FILE)
+    bench.row(tag + "the same listing again", secs(again["seconds"]), f"{secs(busy_log)} git log",
+              ratio_x(again["seconds"], busy_log), "≤ 1× git log", again["seconds"] <= busy_log)
+    long_listing, peak, after = step("versions_lsl", BUSY_FILE)
+    bench.row(tag + "ls -l of it (listdir + lstat of each)", secs(long_listing["seconds"]),
+              f"{secs(again['seconds'])} ls", ratio_x(long_listing["seconds"], again["seconds"]), "≤ 1.5× ls",
+              long_listing["seconds"] <= 1.5 * again["seconds"])
+    per_version = f"{(after - before) * 1024 / commits:.0f} B/version" if after and before else "—"
+    bench.row(tag + "  RSS after the listings, per version over RSS before", fmt_mb(after), fmt_mb(before),
+              per_version, "≤ 300 B/version", after is not None and before is not None
+              and (after - before) * 1024 <= 300 * commits)
+    print(f"{tag}waiting {BUSY_IDLE_WAIT} s for the mount to be idle ...", flush=True)
+    time.sleep(BUSY_IDLE_WAIT)
+    idle = mount.rss_kb()
+    bench.row(tag + "daemon RSS once idle, beside RSS after ls history/", fmt_mb(idle), fmt_mb(rss_history),
+              growth(idle, rss_history), "≤ +20 %",
+              idle is not None and rss_history is not None and idle <= 1.2 * rss_history)
+    mount.unmount()
+    shutil.rmtree(mount.repo_path, ignore_errors=True)
+
+
+def _within(value: Optional[int], base: Optional[int], kb: int) -> Optional[bool]:
+    return None if value is None or base is None else value - base <= kb
 
 
 def bench_scale(bench: Bench, counts: list[int]) -> None:
@@ -1320,8 +1448,10 @@ def main(argv=None) -> int:
     parser.add_argument("--commits", type=int, help="commits in each generated history (17000; 3000 with --quick)")
     parser.add_argument("--scale", help="only mount time, listing time and RSS on long histories of these sizes, "
                                         "e.g. 17000,170000 (slow; not for CI)")
-    parser.add_argument("--sections", default="history,files,tree,tar",
-                        help="comma-separated: history, files, tree, tar")
+    parser.add_argument("--sections", default="history,versions,files,tree,tar",
+                        help="comma-separated: history, versions, files, tree, tar")
+    parser.add_argument("--busy-commits", type=int,
+                        help=f"commits of the busy-file history ({BUSY_COMMITS}; 30000 with --quick)")
     parser.add_argument("--tree", default=f"{TREE_FILES}:{TREE_COMMITS}",
                         help="FILES:COMMITS of the per-file workloads' project, comma-separated for several "
                              f"(default {TREE_FILES}:{TREE_COMMITS}; e.g. 20000:2000,100000:2000)")
@@ -1349,6 +1479,9 @@ def main(argv=None) -> int:
         if "history" in wanted:
             for shape in histories:
                 sections.append(functools.partial(lambda shape: bench_history(bench_holder[0], commits, shape), shape))
+        if "versions" in wanted:
+            busy = args.busy_commits or (30_000 if args.quick else BUSY_COMMITS)
+            sections.append(lambda: bench_busy_file(bench_holder[0], busy))
         if "files" in wanted:
             sections.append(lambda: bench_files(bench_holder[0]))
         if "tree" in wanted:

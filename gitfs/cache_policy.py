@@ -34,7 +34,8 @@ class Rule:
 
 ENTRIES = Rule("a name found in a folder", 3600.0,
                "a remote change removed or replaced it (WorktreeForgetter); the branch moved, "
-               "for history/ and the days that changed (HistoryForgetter)")
+               "for history/ and the days that changed (HistoryForgetter); the mount went idle, "
+               "for the versions of the files listed under .gitfs/versions/ (VersionsForgetter)")
 ATTRIBUTES = Rule("a path's attributes", 3600.0,
                   "a remote change wrote it or a path below it; a change through another name "
                   "of the same hard link in its folder (views/links.py)")
@@ -150,6 +151,30 @@ class HistoryForgetter:
         if days is None:  # rewritten: any day may have lost or gained commits
             days = self.all_days()
         self.kernel.invalidate([self.prefix, *(f"{self.prefix}/{day}" for day in sorted(set(days)))])
+
+
+class VersionsForgetter:
+    """What the kernel forgets of .gitfs/versions/ when the mount goes idle: the names of
+    the versions of each file listed. libfuse keeps a node (~130 bytes) for every name the
+    kernel holds, and the kernel drops names only under memory pressure: a listing of
+    300,000 versions held 40 MB of the daemon's heap for good. The folder of a file's versions
+    itself stays known (forgetting a folder would unhash the working directory of a shell in it)."""
+
+    def __init__(self, kernel: Kernel, prefix: str):
+        self.kernel = kernel
+        self.prefix = prefix  # "/.gitfs/versions"
+
+    def forget(self, listings: dict[str, Any]) -> None:
+        """listings: {file path: its versions (len() and name(number))} whose names the kernel
+        may hold; each name is made as it is told (no list of 300,000 names at once)."""
+        if not self.kernel.active:
+            return
+        for path, listing in listings.items():
+            folder = f"{self.prefix}/{path}"
+            nodes = self.kernel.node_ids([folder])  # answered from the kernel's cache while it holds names
+            if nodes:
+                self.kernel.forget_entries(nodes, (f"{folder}/{listing.name(number)}"
+                                                   for number in range(len(listing))))
 
 
 def _parents(path: str) -> list[str]:

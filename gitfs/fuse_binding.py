@@ -152,13 +152,18 @@ class GitFSFUSE(mfusepy.FUSE):
             if items is None:
                 items = self.operations.readdir_with_attrs(decoded, fip.contents.fh)
             encoding, errors, use_ns = self.encoding, self.errors, self.use_ns
-            stats: dict[int, mfusepy.c_stat] = {}  # attrs dicts are often shared: fill each once
+            # Structs filled once per attrs dict (often shared) or StampedStat template, each
+            # kept with the object it was filled from: a listing made as it is read frees an
+            # entry's attrs once passed, and a new one may then take the same id().
+            stats: dict[int, tuple[Any, mfusepy.c_stat]] = {}
             typed: dict[int, mfusepy.c_stat] = {}
             # One struct per StampedStat template, its times set for each entry: libfuse
             # copies the attributes before the filler returns.
-            stamped: dict[int, mfusepy.c_stat] = {}
+            stamped: dict[int, tuple[Any, mfusepy.c_stat]] = {}
             position = offset
-            for item in items[offset:]:
+            end = len(items)
+            while position < end:
+                item = items[position]
                 position += 1
                 if isinstance(item, str):
                     name, attrs = item, None
@@ -167,10 +172,11 @@ class GitFSFUSE(mfusepy.FUSE):
                 if attrs is None:
                     full = filler(buf, name.encode(encoding, errors), None, position, 0)
                 elif type(attrs) is StampedStat:  # a template's struct with its own times
-                    st = stamped.get(id(attrs.template))
-                    if st is None:
-                        st = stamped[id(attrs.template)] = mfusepy.c_stat()
-                        mfusepy.set_st_attrs(st, attrs.template, use_ns=use_ns)
+                    kept = stamped.get(id(attrs.template))
+                    if kept is None:
+                        kept = stamped[id(attrs.template)] = (attrs.template, mfusepy.c_stat())
+                        mfusepy.set_st_attrs(kept[1], attrs.template, use_ns=use_ns)
+                    st = kept[1]
                     st.st_atimespec.tv_sec = st.st_mtimespec.tv_sec = attrs.seconds
                     st.st_ctimespec.tv_sec = attrs.changed
                     full = filler(buf, name.encode(encoding, errors), ctypes.byref(st), position, FUSE_FILL_DIR_PLUS)
@@ -181,17 +187,22 @@ class GitFSFUSE(mfusepy.FUSE):
                         st.st_mode = attrs
                     full = filler(buf, name.encode(encoding, errors), ctypes.byref(st), position, 0)
                 else:
-                    st = stats.get(id(attrs))
-                    if st is None:
-                        st = stats[id(attrs)] = mfusepy.c_stat()
+                    kept = stats.get(id(attrs))
+                    if kept is None:
+                        kept = stats[id(attrs)] = (attrs, mfusepy.c_stat())
                         if use_ns:
-                            fill_stat(st, attrs)
+                            fill_stat(kept[1], attrs)
                         else:
-                            mfusepy.set_st_attrs(st, attrs)
-                    full = filler(buf, name.encode(encoding, errors), ctypes.byref(st), position, FUSE_FILL_DIR_PLUS)
+                            mfusepy.set_st_attrs(kept[1], attrs)
+                    full = filler(buf, name.encode(encoding, errors), ctypes.byref(kept[1]), position,
+                                  FUSE_FILL_DIR_PLUS)
                 if full:  # the kernel's buffer is full: it asks again from this entry's offset
                     break
-            if not offset:
+            if offset and offset >= end:
+                # The call that finds the end, the last of a listing: it goes (a big folder's
+                # listing held hundreds of MB until 16 other folders were listed).
+                listings.pop(decoded, None)
+            elif not offset:
                 # Kept for the calls that follow (the next page, and the last one that finds
                 # the end): they come at once, on the same open directory, and an offset > 0
                 # is only ever asked after an offset 0 that refreshed this.

@@ -9,7 +9,7 @@ from typing import Optional
 
 import pygit2
 
-from gitfs.cache_policy import HistoryForgetter, WorktreeForgetter, mount_prefix
+from gitfs.cache_policy import HistoryForgetter, VersionsForgetter, WorktreeForgetter, mount_prefix
 from gitfs.fuse_binding import KernelCache
 from gitfs.handles import HandleTable
 from gitfs.lfs import checkout as lfs_checkout
@@ -26,7 +26,7 @@ from gitfs.repo.repository import Repository
 from gitfs.repo.rescue import saved_histories
 from gitfs.repo.versions import FileVersions
 from gitfs.router import Router
-from gitfs.routes import CONFLICTS_DIR, VERSIONS_DIR, build_routes
+from gitfs.routes import CONFLICTS_DIR, GITFS_DIR, VERSIONS_DIR, build_routes
 from gitfs.sync.cycle import OpenFiles, SyncCycle
 from gitfs.sync.fetch_worker import FetchWorker
 from gitfs.sync.jobs import CommitJob, PendingJobs
@@ -83,6 +83,7 @@ class Mount:
                                  pending=self.pending, read_only=options.read_only, repo_path=repo.path)
         self.conflict_log = ConflictLog(repo)
         self.versions = FileVersions(repo)
+        self.versions_kernel = VersionsForgetter(self.kernel, f"/{GITFS_DIR}/{VERSIONS_DIR}")
         self.metrics = Metrics(pending=self.pending)
         # Git LFS: a pointer blob of a filter=lfs path reads as its object (gitfs/lfs); on
         # from the start if the branch has a filter=lfs rule, else once one arrives (lfs_rules).
@@ -106,12 +107,20 @@ class Mount:
                                       wait_released=self.handles.wait_released, final_seconds=UNMOUNT_PUSH_SECONDS)
         self.fetch_worker = FetchWorker(remote, self.state, fetch_timeout=options.fetch_timeout,
                                         idle_fetch_timeout=options.idle_fetch_timeout,
-                                        on_remote_moved=self.sync_worker.wake, on_idle=repo.release_caches)
+                                        on_remote_moved=self.sync_worker.wake, on_idle=self.release_idle)
         routes = build_routes(Views(self), current_path=options.current_path, history_path=options.history_path)
         self.router = Router(routes, cache_size=options.cache_size, touch=self.state.touch,
                              on_init=self.start, on_destroy=self.stop,
                              disk_figures=functools.partial(statvfs_dict, repo.workdir),
                              kernel_cached_dirs=mount_prefix(options.history_path))
+
+    def release_idle(self) -> None:
+        """An idle mount gives memory back: each file's versions (and the kernel's names of
+        those listed), then libgit2's caches."""
+        dropped = self.versions.release()
+        self.versions_kernel.forget(dropped)
+        log.debug("idle: the versions of %d files let go", len(dropped))
+        self.repo.release_caches()
 
     def _days_between(self, old: pygit2.Oid, new: pygit2.Oid) -> Optional[set[str]]:
         """The days of the commits from old to new; None if new does not descend from old."""

@@ -104,7 +104,7 @@ class CloneBase:
         # branches, remotes): only the cycle collector frees it.
         gc.collect()
         release_free_memory()
-        log.debug("idle: libgit2's caches given back (%d handles closed)", handles)
+        log.debug("libgit2's caches given back (%d handles closed)", handles)
 
     def index(self) -> pygit2.Index:
         """This thread's index, reloaded if another thread's handle wrote it since."""

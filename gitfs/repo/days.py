@@ -23,7 +23,7 @@ import pygit2
 SHA_LENGTH = 10
 MIN_PREFIX = 7  # the shortest abbreviation of a commit id that history/ resolves (as git's default)
 ID_BYTES = 20  # a raw SHA-1 commit id
-_TWO_DIGITS = [f"{number:02d}" for number in range(60)]
+TWO_DIGITS = [f"{number:02d}" for number in range(60)]
 
 
 def day_and_name(oid_hex: str, timestamp: int) -> tuple[str, str]:
@@ -59,11 +59,11 @@ class Day:
     def _make_names(self) -> list[str]:
         ids = self.ids.hex()
         starts = range(0, len(ids), 2 * ID_BYTES)
-        midnight = _midnight(self.times[0]) if self.times else None
+        midnight = day_start(self.times[0]) if self.times else None
         if midnight is None:  # a day with a change of UTC offset: local time of each
             return [time.strftime("%H-%M-%S-", time.localtime(when)) + ids[at:at + SHA_LENGTH]
                     for when, at in zip(self.times, starts)]
-        two = _TWO_DIGITS
+        two = TWO_DIGITS
         return [f"{two[(when - midnight) // 3600]}-{two[(when - midnight) // 60 % 60]}-{two[(when - midnight) % 60]}-"
                 f"{ids[at:at + SHA_LENGTH]}" for when, at in zip(self.times, starts)]
 
@@ -253,7 +253,7 @@ def _split(ids: bytes) -> list[bytes]:
     return [ids[index:index + ID_BYTES] for index in range(0, len(ids), ID_BYTES)]
 
 
-def _midnight(timestamp: int) -> Optional[int]:
+def day_start(timestamp: int) -> Optional[int]:
     """The start of timestamp's local day, if that day has one UTC offset throughout (else None)."""
     local = time.localtime(timestamp)
     start = timestamp - (local.tm_hour * 3600 + local.tm_min * 60 + local.tm_sec)
@@ -270,7 +270,7 @@ def _day(timestamp: int) -> str:
 def _day_bounds(timestamp: int) -> tuple[int, int]:
     """[start, end) of timestamp's local day; of the second alone on a day whose UTC
     offset changes (no shortcut there)."""
-    start = _midnight(timestamp)
+    start = day_start(timestamp)
     return (start, start + 86400) if start is not None else (timestamp, timestamp + 1)
 
 

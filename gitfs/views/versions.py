@@ -17,9 +17,10 @@ from mfusepy import FuseOSError
 from gitfs.cache_policy import Pages
 from gitfs.handles import HandleTable
 from gitfs.repo.errors import NotADirectory, PathNotFound
+from gitfs.repo.libgit2 import release_free_memory
 from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_TREE, Repository, TreeItem
-from gitfs.repo.versions import FileVersions, Version
-from gitfs.views.base import Owner, directory_stat, is_write_open
+from gitfs.repo.versions import FileVersions, Version, VersionList
+from gitfs.views.base import Owner, StampedStat, directory_stat, is_write_open
 from gitfs.views.blob import BlobView, blob_stat
 
 
@@ -92,7 +93,7 @@ class VersionsView(BlobView):
         if item.mode == FILEMODE_TREE:
             return [".", "..", *(child.name for child in self.repo.list_tree_items(item.oid)
                                  if child.mode != FILEMODE_COMMIT)]
-        return [".", "..", *(each.name for each in self.versions.versions(file_path))]
+        return [".", "..", *self.versions.listing(file_path).names()]
 
     def readdir_with_attrs(self, path):
         """readdir with each version's attributes (see fuse_binding.GitFSFUSE): `ls -l` of a
@@ -102,8 +103,7 @@ class VersionsView(BlobView):
             raise FuseOSError(errno.ENOTDIR)
         if item is None or item.mode == FILEMODE_TREE:
             return [(name, None) for name in self.readdir(path, None)]
-        return [(".", None), ("..", None),
-                *((each.name, self._version_stat(file_path, each)) for each in self.versions.versions(file_path))]
+        return ListedVersions(self.repo, self.owner, file_path, self.versions.listing(file_path))
 
     def readlink(self, path):
         _item, _file_path, version = self._find(path)
@@ -114,3 +114,47 @@ class VersionsView(BlobView):
             raise FuseOSError(errno.EROFS)
         _item, file_path, version = self._find(path)
         return self._open_entry(path, version, self._item(file_path, version).pointer if version is not None else None)
+
+
+class ListedVersions:
+    """The entries of a file's folder as the FUSE binding reads them: `.`, `..`, then
+    (name, attributes) of each version, made when read, so that a listing of 300,000
+    versions holds no Python object per version (the binding keeps a listing until its
+    last call, and reads it a page at a time)."""
+
+    TEMPLATES = 256  # stat templates kept, one per (mode, size)
+    LONG = 10_000  # versions from which the heap's free pages go back once the last entry is read
+
+    def __init__(self, repo: Repository, owner: Owner, file_path: str, listing: VersionList):
+        self.repo = repo
+        self.owner = owner
+        self.file_path = file_path
+        self.listing = listing
+        self._templates: dict[tuple[int, int], dict] = {}
+
+    def __len__(self) -> int:
+        return len(self.listing) + 2
+
+    def __getitem__(self, number: int) -> tuple[str, Optional[StampedStat]]:
+        if number < 2:
+            return ("." if number == 0 else ".."), None
+        number -= 2
+        listing = self.listing
+        mode, size = listing.mode(number), listing.size(number, self._size)
+        template = self._templates.get((mode, size))
+        if template is None:
+            if len(self._templates) >= self.TEMPLATES:
+                self._templates.clear()
+            template = self._templates[mode, size] = blob_stat(self.owner, mode, size, 0)
+        if number == len(listing) - 1 and number >= self.LONG:
+            # The entries made and dropped on the way left free pages in the heap (~20 MB for
+            # 300,000 versions): what the daemon holds while the listing is in use is then the
+            # index and libfuse's nodes.
+            release_free_memory()
+        return listing.name(number), StampedStat(template, listing.commit_time(number))
+
+    def _size(self, number: int) -> int:
+        """The size a reader sees of one version (an LFS file's object's)."""
+        listing = self.listing
+        return self.repo.blob_item("", listing.mode(number), listing.blob(number), self.file_path,
+                                   listing.commit(number)).size

@@ -2,6 +2,8 @@
 against `git log --first-parent -- PATH`."""
 
 import os
+import subprocess
+import tracemalloc
 
 import pytest
 
@@ -79,8 +81,11 @@ def test_new_commits_are_read_once_and_extend_what_is_known(changing):
     assert shas(index.versions("top.txt")) == git_versions(changing, "top.txt")
     assert len(index.versions("top.txt")) == 3
     assert index.commits_read == read + 2  # only the new commits
+    assert shas(index.versions("top.txt")) == git_versions(changing, "top.txt")
+    assert index.commits_read == read + 2  # the branch did not move: nothing read
+    # Another path walks the line on its own: nothing is kept per commit of the history.
     assert shas(index.versions("a/other.txt")) == git_versions(changing, "a/other.txt")
-    assert index.commits_read == read + 2  # another path reads no commit again
+    assert index.commits_read == read + 2 + 9
 
 
 def test_a_rewritten_branch_is_read_again(changing):
@@ -133,20 +138,102 @@ def test_a_path_without_versions_is_not_read_again(changing):
     assert index.versions("nothing") == []
     read = index.commits_read
     passes = []
-    index._extend = lambda *arguments: passes.append(arguments)
+    index._walk = lambda *arguments: passes.append(arguments)
     assert index.versions("nothing") == []
     assert index.version("nothing", "2020-01-02_09-00-00-0000000000") is None
     assert index.commits_read == read and passes == []
 
 
-def test_a_long_pass_reads_on_a_handle_of_its_own(changing, monkeypatch):
-    """A pass over many commits (the whole line, a path's first) takes a handle that goes
-    with its caches when done; the answers are the same."""
-    monkeypatch.setattr(versions_module, "LONG_WALK", 1)
+def test_every_walk_reads_on_a_handle_of_its_own(changing, monkeypatch):
+    """A walk takes a handle that goes with its caches when done; the answers are the same."""
     handles = []
     walk_handle = changing.repo.walk_handle
     monkeypatch.setattr(changing.repo, "walk_handle", lambda: handles.append(1) or walk_handle())
+    monkeypatch.setattr(versions_module, "CLEAR_EVERY", 2)  # the handle's cache cleared as the walk goes
     index = FileVersions(changing.repo)
-    for path in ("top.txt", "a/b/file.txt"):
+    for path in ("top.txt", "a/b/file.txt", "top.txt"):
         assert shas(index.versions(path)) == git_versions(changing, path)
-    assert len(handles) == 3  # the line, then each path's pass
+    assert len(handles) == 2  # each path's walk; the third call found the branch where it was
+
+
+def test_memory_follows_the_versions_not_the_history(tmp_path, local_timezone):
+    """A file changed once on a history of 3,000 commits: the index holds its version and
+    nothing per commit (the first-parent line kept before took 48 bytes a commit)."""
+    local_timezone("UTC0")
+    remote = Remote(tmp_path / "long")
+    remote.commit({"once.txt": "once\n", "busy.txt": "0\n"}, "first", date="2020-01-01T00:00:00+0000")
+    stream = []
+    for number in range(1, 3000):
+        data = f"{number}\n".encode()
+        stream.append(b"commit refs/heads/%s\ncommitter A <a@b> %d +0000\ndata 0\n" % (
+            remote.branch.encode(), 1_577_836_800 + number))
+        if number == 1:
+            stream.append(b"from %s\n" % git("rev-parse", "HEAD", cwd=remote.work).strip().encode())
+        stream.append(b"M 100644 inline busy.txt\ndata %d\n%s\n" % (len(data), data))
+    subprocess.run(["git", "fast-import", "--quiet"], input=b"".join(stream), cwd=remote.work, check=True)
+    repo = Repository(str(remote.work), remote.branch)
+    index = FileVersions(repo)
+    index.versions("busy.txt")  # the handle, the modules and the buffers' first growth
+    index.release()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        assert [version.name for version in index.versions("once.txt")] == [
+            "2020-01-01_00-00-00-" + git("rev-list", "--max-parents=0", "HEAD", cwd=remote.work)[:10]]
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held < 20_000, held
+    busy = index.listing("busy.txt")
+    assert len(busy) == 3000 and index.kept() == 3001
+    assert busy.names() == [version_name(str(busy.commit(number)), busy.commit_time(number))
+                            for number in range(len(busy))]
+
+
+def test_an_idle_mount_lets_go_and_the_next_listing_walks_again(changing):
+    index = FileVersions(changing.repo)
+    expected = shas(index.versions("a/b/file.txt"))
+    read = index.commits_read
+    dropped = index.release()
+    assert list(dropped) == ["a/b/file.txt"] and len(dropped["a/b/file.txt"].names()) == 4
+    assert index.cached_paths() == 0 and index.kept() == 0
+    assert shas(index.versions("a/b/file.txt")) == expected
+    assert index.commits_read == read + 7
+
+
+def test_the_lru_is_bounded_by_the_versions_it_holds(changing):
+    index = FileVersions(changing.repo, kept_versions=3)
+    index.versions("a/b/file.txt")  # 4 versions: more than the bound, kept as the newest path
+    assert index.cached_paths() == 1
+    index.versions("top.txt")
+    assert index.cached_paths() == 1 and index.kept() == 2
+    index.versions("a/other.txt")
+    assert index.cached_paths() == 1 and index.kept() == 2
+
+
+def test_names_across_a_change_of_utc_offset(tmp_path, local_timezone):
+    local_timezone("CET-1CEST,M3.5.0,M10.5.0/3")
+    remote = Remote(tmp_path / "dst")
+    for number, date in enumerate(("2020-03-28T23:30:00+0000", "2020-03-29T00:30:00+0000",
+                                   "2020-03-29T01:30:00+0000", "2020-03-29T02:30:00+0000",
+                                   "2020-03-30T12:00:00+0000")):
+        remote.commit({"f.txt": f"{number}\n"}, f"c{number}", date=date)
+    listing = FileVersions(Repository(str(remote.work), remote.branch)).listing("f.txt")
+    assert listing.names() == [version_name(str(listing.commit(number)), listing.commit_time(number))
+                               for number in range(len(listing))]
+
+
+def test_a_long_walk_lets_every_handle_go_when_it_ends(changing, monkeypatch):
+    """The pack's delta bases a long walk filled stay while any handle has the pack open
+    (up to 16 MiB, ~15 MB after listing a file changed once on 300,000 commits): after a
+    walk of LONG_WALK commits or more, every handle goes, as when the mount is idle."""
+    released = []
+    release_caches = changing.repo.release_caches
+    monkeypatch.setattr(changing.repo, "release_caches", lambda: released.append(1) or release_caches())
+    monkeypatch.setattr(versions_module, "LONG_WALK", 7)
+    index = FileVersions(changing.repo)
+    assert shas(index.versions("top.txt")) == git_versions(changing, "top.txt")  # 7 commits read
+    assert released == [1]
+    changing.commit({"top.txt": "top 3\n"}, "three")
+    assert shas(index.versions("top.txt")) == git_versions(changing, "top.txt")  # 1 commit read
+    assert released == [1]

@@ -119,3 +119,25 @@ def test_views_follow_a_remote_that_moves_while_they_are_open(versioned, mount_g
         assert os.listdir(os.path.join(f"/proc/self/fd/{folder}")) == os.listdir(report)
     finally:
         os.close(folder)
+
+
+def test_an_idle_mount_has_the_kernel_forget_the_versions_it_listed(versioned, mount_gitfs):
+    """libfuse keeps a node for each name the kernel holds, and the kernel lets names go
+    only under memory pressure: an idle mount asks it to forget the versions listed. A name
+    forgotten is looked up afresh and gets a new node, so a new inode number; the folder of
+    the file's versions stays known (a shell may sit in it)."""
+    remote = versioned
+    mount = mount_gitfs(remote, sync_timeout=0.5, min_idle_times=2, fetch_timeout=1)
+    report = mount.path / ".gitfs" / "versions" / "docs" / "report.txt"
+    names = os.listdir(report)
+    before = {name: os.lstat(report / name).st_ino for name in names}
+    folder = os.lstat(report).st_ino
+
+    def forgotten():
+        return all(os.lstat(report / name).st_ino != number for name, number in before.items())
+    # Idle 1 s after the last call, told at the fetch worker's next round (1 s).
+    wait_for(forgotten, timeout=15, interval=0.5, message="the versions' names forgotten once idle")
+    assert os.lstat(report).st_ino == folder
+    assert os.listdir(report) == names  # listed again, by a fresh walk
+    assert [(report / name).read_bytes() for name in names] == [
+        remote.show("docs/report.txt", sha) for sha in (remote.v1, remote.v2, remote.v3)]

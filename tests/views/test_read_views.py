@@ -11,11 +11,13 @@ from mfusepy import FuseOSError
 
 from gitfs.handles import HandleTable
 from gitfs.repo.days import CommitDays
+from gitfs.repo.versions import FileVersions
 from gitfs.routes import build_routes
 from gitfs.views.base import NS, statvfs_dict
 from gitfs.views.commit import CommitView
 from gitfs.views.history import DayView, HistoryView
 from gitfs.views.index import IndexView
+from gitfs.views.versions import VersionsView
 from helpers import OWNER, CountingRepository, Remote, commit_time, commit_with, errno_of
 
 MUTATIONS = [
@@ -438,3 +440,18 @@ def test_router_serves_history_paths_and_enoent_for_wrong_commits(history_remote
         assert figures["f_namemax"] == os.statvfs(repo.workdir).f_namemax, path
         assert figures["f_blocks"] > 0 and figures["f_bsize"] > 0, path
 
+
+
+def test_versionsreaddir_with_attrs_matches_getattr(history_remote, repo):
+    """A file's versions are listed as they are read (ListedVersions): each entry's
+    attributes are what getattr of that version gives, sizes included."""
+    view = VersionsView(OWNER, repo, FileVersions(repo), HandleTable(), mount_time=0)
+    for path in ("/a/file", "/b/deep/up", "/run.sh"):
+        entries = view.readdir_with_attrs(path)
+        listed = [entries[number] for number in range(len(entries))]
+        assert [name for name, _attrs in listed] == view.readdir(path, None), path
+        assert len(listed) > 2, path
+        for name, attrs in listed[2:]:
+            assert dict(attrs) == view.getattr(f"{path}/{name}"), name
+    assert [attrs["st_size"] for _name, attrs in (view.readdir_with_attrs("/a/file")[number] for number in (2, 3))] \
+        == [len(b"a's bytes\n"), len(b"changed\n")]
