@@ -1,0 +1,314 @@
+"""The history section: generated histories of 17,000 commits ("long", 4,250 days, and
+"short", ~730 days), mount time beside git clone, listing history/ beside git log, ls -l
+and ls -R of the commit folders, RSS; and --scale."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import statistics
+import time
+
+from harness import (
+    BRANCH,
+    Bench,
+    Mount,
+    fmt_mb,
+    growth,
+    make_native_shape,
+    median_of,
+    memory_row,
+    ratio_x,
+    run_op,
+    secs,
+    timed_git_log,
+)
+
+FILES_IN_TREE = 12
+
+
+DAYS = 730
+
+
+LONG_DAYS = 4250  # the long history: 17,000 commits over 4,250 days, one to eight a day
+
+
+# The history mounts count as idle 10 s after the last call (2 × sync_timeout) and fetch
+# every 5 s, so that the memory an idle mount gives back shows within the run.
+HISTORY_OPTIONS = "min_idle_times=2,fetch_timeout=5"
+
+
+IDLE_WAIT = 10 + 5 + 2  # seconds: idle, the fetch worker's next round, and a margin
+
+
+def commit_stamps(rng: random.Random, commits: int, shape: str) -> list[int]:
+    """Committer times of `commits` commits, oldest first, ending about now.
+
+    "long": over LONG_DAYS days (fewer for a small count, more for a big one, never
+    before 1977), every day with one to eight commits (more where the count asks);
+    "short": over DAYS days, about 10 % of them without a commit, the others a
+    log-normal share."""
+    now = int(time.time())
+    if shape == "long":
+        days = min(max(commits // 4, 1), 18000) if commits != 17000 else LONG_DAYS
+        most = max(8, -(-2 * commits // days))
+        per_day = [1] * days
+        open_days = list(range(days))
+        for _ in range(commits - days):
+            while True:
+                day = rng.choice(open_days)
+                if per_day[day] < most:
+                    break
+            per_day[day] += 1
+        first_day = (now - days * 86400) // 86400 * 86400
+        stamps = [first_day + day * 86400 + rng.randrange(86400) for day in range(days) for _ in range(per_day[day])]
+    else:
+        first_day = (now - DAYS * 86400) // 86400 * 86400
+        weights = [0.0 if rng.random() < 0.1 else rng.lognormvariate(0, 1) for _ in range(DAYS)]
+        day_of_commit = sorted(rng.choices(range(DAYS), weights=weights, k=commits - 1))
+        stamps = [first_day - 86400 + 43200]  # the initial commit, the day before
+        stamps += [first_day + day * 86400 + rng.randrange(86400) for day in day_of_commit]
+    return sorted(stamps)
+
+
+def generate_history_remote(bench: Bench, bare: str, commits: int, shape: str) -> tuple[float, int]:
+    """N commits (see commit_stamps), each changing one of 12 files; (seconds, days with commits)."""
+    rng = random.Random(1234)
+    start_time = time.perf_counter()
+    bench.git("init", "-q", "--bare", "-b", BRANCH, bare)
+    stamps = commit_stamps(rng, commits, shape)
+    names = [f"file{n:02d}.txt" for n in range(FILES_IN_TREE)]
+    chunks = []
+    versions = [0] * FILES_IN_TREE
+
+    def blob(index: int) -> bytes:
+        versions[index] += 1
+        text = f"{names[index]} version {versions[index]}\n" + "lorem ipsum dolor sit amet\n" * (index + 1)
+        return text.encode()
+
+    for number, stamp in enumerate(stamps, 1):
+        message = f"commit {number}\n".encode()
+        chunks.append(b"commit refs/heads/%s\nmark :%d\ncommitter Bench <bench@example.com> %d +0000\n"
+                      b"data %d\n%s" % (BRANCH.encode(), number, stamp, len(message), message))
+        changed = range(FILES_IN_TREE) if number == 1 else [rng.randrange(FILES_IN_TREE)]
+        for index in changed:
+            data = blob(index)
+            chunks.append(b"M 100644 inline %s\ndata %d\n%s\n" % (names[index].encode(), len(data), data))
+        chunks.append(b"\n")
+    bench.git("fast-import", "--quiet", cwd=bare, stdin=b"".join(chunks), capture=False)
+    elapsed = time.perf_counter() - start_time
+    days = {time.strftime("%Y-%m-%d", time.localtime(stamp)) for stamp in stamps}
+    return elapsed, len(days)
+
+
+def history_layout(bench: Bench, bare: str) -> dict[str, list[str]]:
+    """day -> commit folder names, from git itself (local time, committer time)."""
+    layout: dict[str, list[str]] = {}
+    for line in bench.git("--git-dir", bare, "log", "--format=%H %ct", BRANCH).splitlines():
+        sha, stamp = line.split()
+        local = time.localtime(int(stamp))
+        layout.setdefault(time.strftime("%Y-%m-%d", local), []).append(
+            time.strftime("%H-%M-%S-", local) + sha[:10])
+    return layout
+
+
+def bench_history(bench: Bench, commits: int, shape: str) -> None:
+    tag = f"[{shape}] "
+    print(f"{tag}[1] generating a remote with {commits} commits ({shape} history) ...", flush=True)
+    bare = bench.path("remotes", f"history-{shape}.git")
+    gen_seconds, day_count = generate_history_remote(bench, bare, commits, shape)
+    bench.notes.append(f"{shape} history remote: {commits} commits on {day_count} days, {FILES_IN_TREE}-file tree, "
+                       f"generated by git fast-import in {gen_seconds:.2f} s")
+    layout = history_layout(bench, bare)
+    expected_commits = sum(len(v) for v in layout.values())
+
+    # 2. mount time vs git clone (3 fresh clones each); each mount also gives one cold listing.
+    print(f"{tag}[2] mount time vs git clone; [3] cold listing after each mount ...", flush=True)
+    runs = 3
+    clone_times = []
+    for run in range(runs):
+        target = bench.path("clones", f"plain-{run}")
+        start = time.perf_counter()
+        bench.git("clone", "-q", bare, target, capture=False)
+        clone_times.append(time.perf_counter() - start)
+        shutil.rmtree(target)
+    mount_times, cold_lists = [], []
+    mount = None
+    for run in range(runs):
+        mount = Mount(bench, bare, f"history-{shape}-{run}", HISTORY_OPTIONS)
+        mount_times.append(mount.mount())
+        listed = run_op("list", mount.history)
+        cold_lists.append(listed["seconds"])
+        if (listed["days"], listed["commits"]) != (len(layout), expected_commits):
+            bench.problem(f"history/ lists {listed['days']} days and {listed['commits']} commits; "
+                          f"git says {len(layout)} and {expected_commits}")
+        if run < runs - 1:
+            mount.unmount()
+            shutil.rmtree(mount.repo_path, ignore_errors=True)
+    assert mount is not None
+    clone_s, mount_s = statistics.median(clone_times), statistics.median(mount_times)
+    bench.row(tag + "mount (fresh repo_path) vs git clone, median of 3", secs(mount_s), secs(clone_s),
+              ratio_x(mount_s, clone_s), "≤ clone + 1 s", mount_s <= clone_s + 1)
+
+    # 3. listing, cold (above) and warm, vs git log.
+    gitlog = median_of(3, lambda: timed_git_log(bench, bare))
+    rss_listing = mount.rss_kb()
+    cold = statistics.median(cold_lists)
+    warm = median_of(3, lambda: run_op("list", mount.history)["seconds"])
+    bench.row(tag + f"list every day+commit dir, just after mounting, median of {runs}", secs(cold),
+              f"{secs(gitlog)} git log", ratio_x(cold, gitlog), "≤ 3× git log", cold <= 3 * gitlog)
+    bench.row(tag + "list every day+commit dir, warm, median of 3", secs(warm), f"{secs(gitlog)} git log",
+              ratio_x(warm, gitlog), "≤ 1× git log", warm <= gitlog)
+    rss_listing2 = mount.rss_kb()
+    rtt = median_of(3, lambda: run_op("rtt", mount.point)["seconds"])
+    rtt_native = median_of(3, lambda: run_op("rtt", bench.tmp)["seconds"])
+    bench.row(tag + "one FUSE round trip (lstat of a missing name at /), mean", f"{rtt * 1e6:.0f} µs",
+              f"{rtt_native * 1e6:.1f} µs native", ratio_x(rtt, rtt_native), "(the floor per call)")
+    pair = median_of(3, lambda: run_op("dirpair", mount.history)["seconds"])
+    days = len(layout)
+    bench.row(tag + "OPENDIR + RELEASEDIR of a folder (libfuse alone, no Python), mean", f"{pair * 1e6:.0f} µs",
+              "—", "—", "(the floor per folder)")
+    # Listing a folder takes OPENDIR, READDIRPLUS (the entries), READDIRPLUS (the end), RELEASEDIR:
+    # four round trips, two of them into Python, whatever GitFS does inside them.
+    floor = days * (pair + 2 * rtt)
+    bench.row(tag + f"floor of the listing: {days} folders × (OPENDIR+RELEASEDIR + 2 round trips)", secs(floor),
+              f"{secs(gitlog)} git log", ratio_x(floor, gitlog), f"GitFS warm is {ratio_x(warm, floor)} of it")
+
+    # 4. ls -l: listdir and lstat of every commit folder, vs git log and a native tree of the same shape.
+    print(f"{tag}[4] ls -l of every commit folder ...", flush=True)
+    native = bench.path(f"native-history-{shape}")
+    start = time.perf_counter()
+    make_native_shape(native, layout, FILES_IN_TREE)
+    bench.notes.append(f"native tree of the {shape} history/'s shape ({expected_commits} × {FILES_IN_TREE} empty "
+                       f"files) made in {time.perf_counter() - start:.1f} s for the ls -l / ls -R baselines (warm)")
+    lsl_first = run_op("lsl", mount.history)["seconds"]
+    lsl = median_of(3, lambda: run_op("lsl", mount.history)["seconds"])
+    lsl_native = median_of(3, lambda: run_op("lsl", native)["seconds"])
+    bench.row(tag + "list every day+commit dir with an lstat of each commit dir, first", secs(lsl_first),
+              f"{secs(gitlog)} git log", ratio_x(lsl_first, gitlog), "≤ 1.5× git log", lsl_first <= 1.5 * gitlog)
+    bench.row(tag + "the same again, median of 3", secs(lsl), f"{secs(gitlog)} git log",
+              ratio_x(lsl, gitlog), "≤ 1.5× git log", lsl <= 1.5 * gitlog)
+    bench.row(tag + "the same on a native tree of that shape, median of 3", secs(lsl), f"{secs(lsl_native)} native",
+              ratio_x(lsl, lsl_native), "")
+    rss_lsl = mount.rss_kb()
+
+    # 5. ls -R: single runs (expensive); a second run for the memory figure.
+    print(f"{tag}[5] ls -R history/ (single run) ...", flush=True)
+    lsr = run_op("lsr", mount.history)
+    lsr_native = run_op("lsr", native)
+    expected_entries = len(layout) + expected_commits * (1 + FILES_IN_TREE)
+    if lsr["entries"] != expected_entries:
+        bench.problem(f"ls -R history/ saw {lsr['entries']} entries, expected {expected_entries}")
+    bench.row(tag + f"ls -R history/ ({lsr['entries']} entries), single run", secs(lsr["seconds"]),
+              f"{secs(lsr_native['seconds'])} native", ratio_x(lsr["seconds"], lsr_native["seconds"]),
+              "≤ 10 s", lsr["seconds"] <= 10)
+    rss_lsr = mount.rss_kb()
+    second = None
+    if lsr["seconds"] <= 90 or not bench.args.quick:
+        print(f"{tag}[5] ls -R history/ again (memory growth) ...", flush=True)
+        second = run_op("lsr", mount.history)
+        bench.row(tag + "ls -R history/, second run", secs(second["seconds"]), f"{secs(lsr_native['seconds'])} native",
+                  ratio_x(second["seconds"], lsr_native["seconds"]), "≤ 10 s", second["seconds"] <= 10)
+    rss_lsr2 = mount.rss_kb()
+    print(f"{tag}[6] waiting {IDLE_WAIT} s for the mount to be idle ...", flush=True)
+    time.sleep(IDLE_WAIT)
+    rss_idle = mount.rss_kb()
+
+    # 6. memory of the daemon.
+    bench.row(tag + "daemon RSS after the first listing", fmt_mb(rss_listing), "—", "—", "")
+    bench.row(tag + "daemon RSS after 3 more listings", fmt_mb(rss_listing2), "—",
+              growth(rss_listing2, rss_listing), "")
+    bench.row(tag + "daemon RSS after ls -l ×4", fmt_mb(rss_lsl), "—", "—", "")
+    bench.row(tag + "daemon RSS after ls -R history/", fmt_mb(rss_lsr), "—", "—", "≤ 80 MB",
+              rss_lsr is not None and rss_lsr <= 80 * 1024)
+    if second is not None:
+        ok = rss_lsr2 is not None and rss_lsr is not None and rss_lsr2 <= rss_lsr * 1.05 + 2048
+        bench.row(tag + "daemon RSS after a second ls -R", fmt_mb(rss_lsr2), "—", growth(rss_lsr2, rss_lsr),
+                  "flat (≤ +5 % +2 MB)", ok)
+    # What stays: libfuse's node for each name the kernel still caches (~38 MB here).
+    bench.row(tag + "daemon RSS once idle (libgit2's caches given back)", fmt_mb(rss_idle), "—",
+              growth(rss_idle, rss_lsr2), "≤ 80 MB", rss_idle is not None and rss_idle <= 80 * 1024)
+    bench.row(tag + "daemon peak RSS (VmHWM) over the history figures", fmt_mb(mount.rss_kb("VmHWM")), "—", "—", "")
+    bench_versions(bench, mount, bare, tag)
+    mount.unmount()
+    shutil.rmtree(native, ignore_errors=True)
+
+
+def bench_versions(bench: Bench, mount: Mount, bare: str, tag: str) -> None:
+    """[6b] .gitfs/versions/FILE of one file vs `git log --format=%H -- FILE` on the same history."""
+    print("[6b] versions of one file vs git log -- FILE ...", flush=True)
+    for number, name in enumerate(("file03.txt", "file07.txt")):
+        def gitlog(name: str = name) -> float:
+            start = time.perf_counter()
+            bench.git("--git-dir", bare, "log", "--format=%H", BRANCH, "--", name)
+            return time.perf_counter() - start
+        baseline = median_of(3, gitlog)
+        expected = len(bench.git("--git-dir", bare, "log", "--format=%H", BRANCH, "--", name).split())
+        listed = run_op("versions", os.path.join(mount.point, ".gitfs", "versions", name))
+        if listed["versions"] != expected:
+            bench.problem(f".gitfs/versions/{name} lists {listed['versions']} versions; git log says {expected}")
+        what = "first file, cold (reads the branch)" if number == 0 else "second file (branch known)"
+        bench.row(tag + f"list the {expected} versions of {name}, {what}", secs(listed["seconds"]),
+                  f"{secs(baseline)} git log", ratio_x(listed["seconds"], baseline), "≤ 2× git log",
+                  listed["seconds"] <= 2 * baseline)
+
+
+def bench_scale(bench: Bench, counts: list[int]) -> None:
+    """Mount time, listing time and RSS for long histories of each size (not for CI)."""
+    for commits in counts:
+        scale_one(bench, commits)
+
+
+def scale_one(bench: Bench, commits: int) -> None:
+    """One long history: mount time vs a bare clone, listing time vs git log, RSS."""
+    tag = f"[long, {commits} commits] "
+    print(f"{tag}generating ...", flush=True)
+    bare = bench.path("remotes", f"scale-{commits}.git")
+    gen_seconds, day_count = generate_history_remote(bench, bare, commits, "long")
+    bench.notes.append(f"scale: {commits} commits on {day_count} days, generated in {gen_seconds:.1f} s")
+    start = time.perf_counter()
+    bench.git("clone", "-q", "--bare", bare, bench.path("clones", f"scale-plain-{commits}"), capture=False)
+    clone_s = time.perf_counter() - start
+    shutil.rmtree(bench.path("clones", f"scale-plain-{commits}"))
+    gitlog = median_of(3, lambda: timed_git_log(bench, bare))
+    mount = Mount(bench, bare, f"scale-{commits}")
+    mount_s = mount.mount()
+    bench.row(tag + "mount (fresh repo_path) vs git clone", secs(mount_s), secs(clone_s),
+              ratio_x(mount_s, clone_s), "")
+    # `ls history/` alone first: the index of every commit, and the days' folders only.
+    rss_mounted = mount.rss_kb()
+    days_listed = run_op("ls", mount.history)
+    if days_listed["entries"] != day_count:
+        bench.problem(f"history/ lists {days_listed['entries']} days; git says {day_count}")
+    bench.row(tag + "ls history/, just after mounting", secs(days_listed["seconds"]), f"{secs(gitlog)} git log",
+              ratio_x(days_listed["seconds"], gitlog), "≤ 2× git log", days_listed["seconds"] <= 2 * gitlog)
+    memory_row(bench, tag + "daemon RSS after ls history/", mount, rss_mounted, commits)
+    # Then every day folder, on a fresh mount of the same clone (a cold index again).
+    mount.unmount()
+    mount.mount()
+    rss_mounted = mount.rss_kb()
+    cpu_before = mount.cpu_seconds()
+    cold = run_op("list", mount.history)
+    cpu_cold = mount.cpu_seconds()
+    warm = median_of(3, lambda: run_op("list", mount.history)["seconds"])
+    bench.row(tag + "list every day+commit dir, just after mounting", secs(cold["seconds"]),
+              f"{secs(gitlog)} git log", ratio_x(cold["seconds"], gitlog), "≤ 3× git log",
+              cold["seconds"] <= 3 * gitlog)
+    bench.row(tag + "list every day+commit dir, warm, median of 3", secs(warm), f"{secs(gitlog)} git log",
+              ratio_x(warm, gitlog), "≤ 1× git log", warm <= gitlog)
+    if cpu_before is not None and cpu_cold is not None:
+        bench.row(tag + "  daemon CPU time for the first listing", secs(cpu_cold - cpu_before), "—", "—", "")
+    # Every commit folder listed with its attributes (READDIRPLUS) is a node in libfuse's
+    # high-level table until the kernel forgets the entry: no target, the floor is libfuse's.
+    memory_row(bench, tag + "daemon RSS after listing every day (a libfuse node per commit folder)", mount,
+               rss_mounted, commits, target=False)
+    # After the memory figure: the versions keep the branch's first-parent line.
+    cpu_before = mount.cpu_seconds()
+    bench_versions(bench, mount, bare, tag)
+    cpu_after = mount.cpu_seconds()
+    if cpu_before is not None and cpu_after is not None:
+        bench.row(tag + "  daemon CPU time for both versions listings", secs(cpu_after - cpu_before), "—", "—", "")
+    bench.row(tag + "daemon RSS after the versions", fmt_mb(mount.rss_kb()), "—", "—", "")
+    mount.unmount()
+    shutil.rmtree(mount.repo_path, ignore_errors=True)
