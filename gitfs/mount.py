@@ -31,6 +31,7 @@ from gitfs.sync.cycle import OpenFiles, SyncCycle
 from gitfs.sync.fetch_worker import FetchWorker
 from gitfs.sync.jobs import CommitJob, PendingJobs
 from gitfs.sync.metrics import Metrics
+from gitfs.sync.push_progress import PushProgress
 from gitfs.sync.read_only import ReadOnlyCycle
 from gitfs.sync.remote_link import RemoteLink
 from gitfs.sync.state import SyncState
@@ -79,17 +80,19 @@ class Mount:
         history_kernel = HistoryForgetter(self.kernel, mount_prefix(options.history_path),
                                           new_days=self._days_between, all_days=self.days.days)
         repo.on_branch_moved = history_kernel.branch_moved
+        self.push_progress = PushProgress()  # written by the remote link, read by the status and metrics
         self.status = SyncStatus(remote=remote_ops.redact_url(options.remote_url), branch=repo.branch,
-                                 pending=self.pending, read_only=options.read_only, repo_path=repo.path)
+                                 pending=self.pending, read_only=options.read_only, repo_path=repo.path,
+                                 committing=self.committing, pushing=self.push_progress.current)
         self.conflict_log = ConflictLog(repo)
         self.versions = FileVersions(repo)
-        self.metrics = Metrics(pending=self.pending)
+        self.metrics = Metrics(pending=self.pending, committing=self.committing, pushing=self.push_progress)
         # Git LFS: a pointer blob of a filter=lfs path reads as its object (gitfs/lfs).
         repo.lfs = lfs_setup.content_for(repo, options.remote_url, credentials=credentials, enabled=options.lfs,
                                          url_option=options.lfs_url, on_missing=self._lfs_missing,
                                          on_found=self.status.lfs_found, on_transfer=self.metrics.lfs_transfer)
         lfs_checkout.check_out_tip(repo)  # the working tree's LFS files hold their content
-        remote = RemoteLink(repo, credentials, status=self.status, metrics=self.metrics)
+        remote = RemoteLink(repo, credentials, status=self.status, metrics=self.metrics, progress=self.push_progress)
         # A read-only mount follows the remote and never commits or pushes (read_only.py).
         cycle_kind = ReadOnlyCycle if options.read_only else SyncCycle
         self.cycle = cycle_kind(repo, self.state, self.jobs, remote, signature=self.signature,
@@ -136,9 +139,15 @@ class Mount:
 
     def pending(self) -> dict:
         """What is not on the remote yet, for the status file (an ignored file never will be)."""
-        changed = self.jobs.paths() | {path.strip("/") for path in self.handles.dirty_paths()}
+        # Read before the branch: a batch is done being committed only once its commit is
+        # on the branch, so a change is always counted on one side or the other.
+        changed = self.jobs.uncommitted() | {path.strip("/") for path in self.handles.dirty_paths()}
         return {"commits_not_pushed": self.repo.count_ahead(),
                 "changes_not_committed": len(self.repo.committable(changed)) + self.cycle.left_uncommitted}
+
+    def committing(self) -> int:
+        """The changes of the batch being staged and committed now (also in changes_not_committed)."""
+        return len(self.repo.committable(self.jobs.committing()))
 
     def start(self) -> None:
         """FUSE init: after any fork, so the threads live in the mounting process."""

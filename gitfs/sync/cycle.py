@@ -116,6 +116,12 @@ class SyncCycle:
         """Commit what the working tree holds for the pending jobs (caller holds frozen()),
         but for the jobs that touch a path in `hold`: they stay pending."""
         jobs = self.jobs.take()
+        try:
+            return self._commit_taken(jobs, include_open, hold)
+        finally:  # the commit is on the branch now (counted as not pushed), or the jobs are back
+            self.jobs.done()
+
+    def _commit_taken(self, jobs: list[CommitJob], include_open: bool, hold: Collection[str]) -> Optional[pygit2.Oid]:
         if hold:
             open_paths = [path.strip("/") for path in hold]
             touches = [any(_under(path, set(job_paths([job]))) for path in open_paths) for job in jobs]

@@ -74,13 +74,16 @@ class PendingJobs:
     what is waiting to be committed. Thread-safe.
 
     FUSE threads `put` jobs; the sync worker `wait`s for news (a job or a wake-up),
-    `take`s the batch to commit and `give_back`s it if the commit failed; the status
-    file reads `paths()`.
+    `take`s the batch to commit and `give_back`s it if the commit failed, or says it is
+    `done` once the commit is on the branch; the status file reads `uncommitted()` and
+    `committing()`: a batch being staged and committed is still pending, so the status
+    never says "nothing to commit" while a big one is hashed.
     """
 
     def __init__(self) -> None:
         self._condition = threading.Condition()
         self._jobs: list[CommitJob] = []
+        self._taken: list[CommitJob] = []  # the batch being committed: taken, not done yet
         self._news = 0  # jobs and wake-ups since the last wait
         self._woken = False
 
@@ -109,19 +112,39 @@ class PendingJobs:
             return woken
 
     def take(self) -> list[CommitJob]:
+        """The batch to commit; it counts as being committed until done() or give_back()."""
         with self._condition:
             jobs, self._jobs = self._jobs, []
+            self._taken = list(jobs)
             return jobs
 
     def give_back(self, jobs: list[CommitJob]) -> None:
-        """Jobs whose commit failed: first in line again, before any that came since."""
+        """Jobs whose commit failed (or must wait): first in line again, before any that came since."""
         with self._condition:
             self._jobs[:0] = jobs
+            given = {id(job) for job in jobs}
+            self._taken = [job for job in self._taken if id(job) not in given]
+
+    def done(self) -> None:
+        """The batch taken is committed (or needed no commit): no longer pending here."""
+        with self._condition:
+            self._taken = []
 
     def __bool__(self) -> bool:
         with self._condition:
             return bool(self._jobs)
 
     def paths(self) -> set[str]:
+        """The paths of the jobs waiting to be taken."""
         with self._condition:
             return job_paths(self._jobs)
+
+    def uncommitted(self) -> set[str]:
+        """The paths of the jobs waiting and of the batch being committed, read at once."""
+        with self._condition:
+            return job_paths(self._jobs) | job_paths(self._taken)
+
+    def committing(self) -> set[str]:
+        """The paths of the batch being committed now."""
+        with self._condition:
+            return job_paths(self._taken)
