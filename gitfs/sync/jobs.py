@@ -41,8 +41,10 @@ def describe_batch(jobs: Sequence[CommitJob], changes: Mapping[str, str]) -> str
     over the document, the document renamed to a backup that is then removed or
     ignored, a probe file, a lock file. Their jobs are left out, so a batch that
     changes one file says so ("Update /notes.txt"), never with a temporary's name nor
-    as Deleted + Created of the document. A batch whose every job changed what it
-    names keeps batch_message's words.
+    as Deleted + Created of the document. A batch of several changes is counted from
+    the commit's own diff, in batch_message's words: `Update N items.` (every path
+    the commit changes), `Added M items.` (created or changed), `Removed K items.`;
+    counting the jobs told 15,445 items for a burst of writes to one file.
     """
     folders = {path.rsplit("/", depth)[0] for path in changes for depth in range(1, path.count("/") + 1)}
 
@@ -59,8 +61,6 @@ def describe_batch(jobs: Sequence[CommitJob], changes: Mapping[str, str]) -> str
     if len(changes) == 1:
         (path, change), = changes.items()
         return f"{change} /{path}"
-    if whole:
-        return batch_message(jobs)
     return batch_message([CommitJob(change, remove=(path,)) if change == "Deleted" else CommitJob(change, add=(path,))
                           for path, change in sorted(changes.items())])
 
