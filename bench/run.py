@@ -1352,7 +1352,7 @@ def bench_batches(bench: Bench) -> None:
         make_small_remote(bench, bare, work)
         source = bench.path(f"batch-{kind}-source")
         write_batch(source, kind, bench.args.quick)
-        mount = Mount(bench, bare, f"batch-{kind}", f"sync_timeout={sync_timeout:g},fetch_timeout=2")
+        mount = Mount(bench, bare, f"batch-{kind}", f"sync_timeout={sync_timeout:g},fetch_timeout=2,max_size=0")
         mount.mount()
         tip = bench.git("--git-dir", bare, "rev-parse", BRANCH).strip()
         copy_s = bench.sh(f"cp -a --sparse=always '{source}' '{mount.current}/burst'")
