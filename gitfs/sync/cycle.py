@@ -23,6 +23,7 @@ import pygit2
 from gitfs.lfs import checkout as lfs_checkout
 from gitfs.repo.accept_mine import replay_local_commits
 from gitfs.repo.errors import LocalWriteError, PushRejected, RemoteError
+from gitfs.repo.hard_links import other_names
 from gitfs.repo.ignore import IgnoreRules, is_gitignore
 from gitfs.repo.repository import Repository
 from gitfs.repo.rescue import save_local_history
@@ -164,6 +165,8 @@ class SyncCycle:
         commit is never stuck behind a retry. What still fails then (a full disk) goes to
         the caller's back-off."""
         paths = job_paths(jobs)
+        # Written through one name of a hard-linked file: every name changed.
+        paths |= other_names(self.repo.workdir, paths, {inode for job in jobs for inode in job.linked})
         try:
             self.repo.stage_paths(paths)
             message = describe_batch(jobs, self.repo.staged_changes())

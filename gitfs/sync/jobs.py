@@ -12,6 +12,9 @@ class CommitJob:
     message: str
     add: tuple[str, ...] = ()
     remove: tuple[str, ...] = ()
+    # (device, inode) of a file with several hard links written through the path: its
+    # other names changed too, even if this one is gone by the commit (hard_links.py).
+    linked: tuple[tuple[int, int], ...] = ()
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -56,13 +59,20 @@ def describe_batch(jobs: Sequence[CommitJob], changes: Mapping[str, str]) -> str
     whole = len(kept) == len(jobs) and all(changed(path) for job in kept for path in job.paths)
     if not kept:
         return batch_message(jobs)  # nothing changes: no commit is made
-    if len(kept) == 1 and whole:
+    if len(kept) == 1 and whole and _covers(kept[0], changes):
         return kept[0].message  # a rename, a chmod, a new folder: told as it was asked
     if len(changes) == 1:
         (path, change), = changes.items()
         return f"{change} /{path}"
     return batch_message([CommitJob(change, remove=(path,)) if change == "Deleted" else CommitJob(change, add=(path,))
                           for path, change in sorted(changes.items())])
+
+
+def _covers(job: CommitJob, changes: Mapping[str, str]) -> bool:
+    """Whether every changed path is one the job names or lies below one (not, say,
+    another name of a hard-linked file the job wrote)."""
+    named = [path.strip("/") for path in job.paths]
+    return all(any(path == name or path.startswith(name + "/") for name in named) for path in changes)
 
 
 def job_paths(jobs: Iterable[CommitJob]) -> set[str]:

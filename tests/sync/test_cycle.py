@@ -54,6 +54,18 @@ def test_a_batch_that_creates_and_deletes_thousands_of_files_counts_the_commit_s
     assert rig.remote.log()[0] == "Update 3000 items. Added 2500 items. Removed 500 items."
 
 
+def test_a_write_through_one_hard_link_commits_every_name(rig):
+    rig.write("a", "one\n")
+    with rig.state.mutation():
+        os.link(os.path.join(rig.path, "a"), os.path.join(rig.path, "b"))
+        rig.jobs.put(CommitJob("Link /b to /a", add=("b",)))
+    rig.cycle.run()
+    rig.write("a", "two\n")  # the job names a; b is the same file
+    rig.cycle.run()
+    assert rig.remote.show("b") == b"two\n" and rig.remote.show("a") == b"two\n"
+    assert rig.remote.log()[0] == "Update 2 items. Added 2 items."
+
+
 def test_their_push_reaches_the_working_tree(rig):
     rig.remote.commit({"theirs.txt": "from them\n"}, "their change")
     result = rig.cycle.run()

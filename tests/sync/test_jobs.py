@@ -148,3 +148,10 @@ def test_describe_counts_the_commit_s_changes_not_the_jobs():
     changes = {f"d{n}/f{k}": "Created" for n in range(10) for k in range(20)}
     changes.update({f"d{n}/.keep": "Created" for n in range(10)})
     assert describe_batch(folders + files, changes) == "Update 210 items. Added 210 items."
+
+
+def test_describe_counts_the_other_name_of_a_hard_link_the_job_wrote_through():
+    jobs = [CommitJob("Update /a", add=("a",))]
+    assert describe_batch(jobs, {"a": "Update", "b": "Update"}) == "Update 2 items. Added 2 items."
+    rename = CommitJob("Rename /d to /e", add=("e",), remove=("d",))
+    assert describe_batch([rename], {"d/x": "Deleted", "e/x": "Created"}) == "Rename /d to /e"
