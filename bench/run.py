@@ -1346,7 +1346,7 @@ def read_status_file(mount: Mount) -> Optional[dict]:
 def bench_batches(bench: Bench) -> None:
     print("[11] batches: a burst into current/ (sync_timeout=1) until the remote has it, vs plain git ...", flush=True)
     sync_timeout = 1.0
-    for kind in BATCH_KINDS:
+    for kind in bench.args.batches.split(","):
         commit_s, push_s = plain_git_batch(bench, kind)
         bare, work = bench.path("remotes", f"batch-{kind}.git"), bench.path(f"batch-{kind}-work")
         make_small_remote(bench, bare, work)
@@ -1452,6 +1452,8 @@ def main(argv=None) -> int:
     parser.add_argument("--tree", default=f"{TREE_FILES}:{TREE_COMMITS}",
                         help="FILES:COMMITS of the per-file workloads' project, comma-separated for several "
                              f"(default {TREE_FILES}:{TREE_COMMITS}; e.g. 20000:2000,100000:2000)")
+    parser.add_argument("--batches", default=",".join(BATCH_KINDS),
+                        help=f"comma-separated bursts of the batches section (default {','.join(BATCH_KINDS)})")
     parser.add_argument("--count-round-trips", action="store_true",
                         help="count the round trips of each per-file workload (strace on the daemon; slow)")
     parser.add_argument("--code", help="mount this checkout of GitFS instead of this one (to compare two versions)")

@@ -141,13 +141,18 @@ class Mount:
         """What is not on the remote yet, for the status file (an ignored file never will be)."""
         # Read before the branch: a batch is done being committed only once its commit is
         # on the branch, so a change is always counted on one side or the other.
-        changed = self.jobs.uncommitted() | {path.strip("/") for path in self.handles.dirty_paths()}
+        waiting, committing = self.jobs.uncommitted()
+        changed = waiting | {path.strip("/") for path in self.handles.dirty_paths()}
+        # The batch being committed is counted whole, without asking the ignore rules of
+        # each path again: with a status read every 50 ms, that took the GIL from the
+        # staging of a 2,700-path batch long enough to make its commit take 70 s, not 40.
         return {"commits_not_pushed": self.repo.count_ahead(),
-                "changes_not_committed": len(self.repo.committable(changed)) + self.cycle.left_uncommitted}
+                "changes_not_committed": len(self.repo.committable(changed)) + len(committing - changed)
+                + self.cycle.left_uncommitted}
 
     def committing(self) -> int:
         """The changes of the batch being staged and committed now (also in changes_not_committed)."""
-        return len(self.repo.committable(self.jobs.committing()))
+        return len(self.jobs.committing())
 
     def start(self) -> None:
         """FUSE init: after any fork, so the threads live in the mounting process."""

@@ -149,10 +149,10 @@ class PendingJobs:
         with self._condition:
             return job_paths(self._jobs)
 
-    def uncommitted(self) -> set[str]:
-        """The paths of the jobs waiting and of the batch being committed, read at once."""
+    def uncommitted(self) -> tuple[set[str], set[str]]:
+        """(the paths of the jobs waiting, the paths of the batch being committed), read at once."""
         with self._condition:
-            return job_paths(self._jobs) | job_paths(self._taken)
+            return job_paths(self._jobs), job_paths(self._taken)
 
     def committing(self) -> set[str]:
         """The paths of the batch being committed now."""
