@@ -43,8 +43,9 @@ def _activity(state: dict) -> str:
     if push:
         text = f"pushing {_count(push['commits'], 'commit')}"
         if push.get("objects_total"):
-            text += (f": {_number(push['objects_sent'])} of {_number(push['objects_total'])} objects sent "
-                     f"({_megabytes(push['bytes_sent'])})")
+            text += f": {_number(push['objects_sent'])} of {_number(push['objects_total'])} objects sent"
+            if push.get("bytes_sent"):  # libgit2 counts none to a path remote
+                text += f" ({_megabytes(push['bytes_sent'])})"
         else:
             text += " (building the pack)"
         parts.append(text)
