@@ -26,7 +26,13 @@ prints a table: figure | GitFS | baseline | ratio | target | met? | rclone.
      folder vs `git grep -l`, `diff -rq` of two commit folders vs the same trees on
      disk, `cp -a` of a commit folder vs `git archive | tar x`, `find -type f` in
      current/; with `--count-round-trips`, the requests the daemon answered (strace)
-     and the floor they make.
+     and the floor they make;
+ 11. batches: a burst copied into current/ (1,000 files of 4 KiB; 3 of 60 MB random bytes;
+     200 sparse files of 9.5 MB; an fsstress-like tree of 2,700 files up to 20 folders deep,
+     a third sparse): time until the remote has it (and until committed) vs `git add -A &&
+     git commit` + `git push` of the same tree to a remote of its own, the seconds the
+     status said nothing pending before the remote had it, the daemon's peak RSS and the
+     unmount time.
 
  11. the versions of a file changed in every commit of a 300,000-commit history (30,000
      with --quick) and of one changed once: the daemon's RSS at each step (peak and
@@ -56,6 +62,7 @@ import time
 from typing import Callable
 
 import harness
+from batches_bench import BATCH_KINDS, bench_batches
 from files_bench import bench_files
 from harness import OPS, Bench, machine_lines, print_table
 from history_bench import bench_history, bench_scale
@@ -74,13 +81,15 @@ def main(argv=None) -> int:
     parser.add_argument("--commits", type=int, help="commits in each generated history (17000; 3000 with --quick)")
     parser.add_argument("--scale", help="only mount time, listing time and RSS on long histories of these sizes, "
                                         "e.g. 17000,170000 (slow; not for CI)")
-    parser.add_argument("--sections", default="history,versions,files,tree,tar",
-                        help="comma-separated: history, versions, files, tree, tar")
+    parser.add_argument("--sections", default="history,versions,files,tree,tar,batches",
+                        help="comma-separated: history, versions, files, tree, tar, batches")
     parser.add_argument("--busy-commits", type=int,
                         help=f"commits of the busy-file history ({BUSY_COMMITS}; 30000 with --quick)")
     parser.add_argument("--tree", default=f"{TREE_FILES}:{TREE_COMMITS}",
                         help="FILES:COMMITS of the per-file workloads' project, comma-separated for several "
                              f"(default {TREE_FILES}:{TREE_COMMITS}; e.g. 20000:2000,100000:2000)")
+    parser.add_argument("--batches", default=",".join(BATCH_KINDS),
+                        help=f"comma-separated bursts of the batches section (default {','.join(BATCH_KINDS)})")
     parser.add_argument("--count-round-trips", action="store_true",
                         help="count the round trips of each per-file workload (strace on the daemon; slow)")
     parser.add_argument("--code", help="mount this checkout of GitFS instead of this one (to compare two versions)")
@@ -116,10 +125,14 @@ def main(argv=None) -> int:
                                                   tree_commits))
         if "tar" in wanted:
             sections.append(lambda: bench_tar(bench_holder[0]))
+        if "batches" in wanted:
+            sections.append(lambda: bench_batches(bench_holder[0]))
         what = ", ".join(part for part in (
             f"histories: {', '.join(histories)}, {commits} commits each{' (--quick)' if args.quick else ''}"
             if "history" in wanted else "",
-            f"project (files:commits): {args.tree}" if "tree" in wanted else "") if part) or "no sections"
+            f"project (files:commits): {args.tree}" if "tree" in wanted else "",
+            f"batches{' (a tenth, --quick)' if args.quick else ''}" if "batches" in wanted else "") if part) \
+            or "no sections"
     header = machine_lines()
     for line in header:
         print(line)

@@ -24,6 +24,7 @@ class OpenFile:
     writable: bool = False
     change: Optional[str] = None  # "Created" or "Update": the commit owed at release; None if clean
     other_names: tuple[str, ...] = ()  # the file's other names in its folder, told of each write
+    linked: Optional[tuple[int, int]] = None  # (device, inode) if it had several hard links when opened
     opened_at: float = field(default_factory=time.monotonic)
 
 

@@ -31,6 +31,7 @@ from gitfs.sync.cycle import OpenFiles, SyncCycle
 from gitfs.sync.fetch_worker import FetchWorker
 from gitfs.sync.jobs import CommitJob, PendingJobs
 from gitfs.sync.metrics import Metrics
+from gitfs.sync.push_progress import PushProgress
 from gitfs.sync.read_only import ReadOnlyCycle
 from gitfs.sync.remote_link import RemoteLink
 from gitfs.sync.state import SyncState
@@ -79,12 +80,14 @@ class Mount:
         history_kernel = HistoryForgetter(self.kernel, mount_prefix(options.history_path),
                                           new_days=self._days_between, all_days=self.days.days)
         repo.on_branch_moved = history_kernel.branch_moved
+        self.push_progress = PushProgress()  # written by the remote link, read by the status and metrics
         self.status = SyncStatus(remote=remote_ops.redact_url(options.remote_url), branch=repo.branch,
-                                 pending=self.pending, read_only=options.read_only, repo_path=repo.path)
+                                 pending=self.pending, read_only=options.read_only, repo_path=repo.path,
+                                 committing=self.committing, pushing=self.push_progress.current)
         self.conflict_log = ConflictLog(repo)
         self.versions = FileVersions(repo)
         self.versions_kernel = VersionsForgetter(self.kernel, f"/{GITFS_DIR}/{VERSIONS_DIR}")
-        self.metrics = Metrics(pending=self.pending)
+        self.metrics = Metrics(pending=self.pending, committing=self.committing, pushing=self.push_progress)
         # Git LFS: a pointer blob of a filter=lfs path reads as its object (gitfs/lfs); on
         # from the start if the branch has a filter=lfs rule, else once one arrives (lfs_rules).
         lfs_rules = lfs_setup.rules_for(repo, options.remote_url, credentials=credentials, enabled=options.lfs,
@@ -92,7 +95,7 @@ class Mount:
                                         on_found=self.status.lfs_found, on_transfer=self.metrics.lfs_transfer)
         lfs_rules.start()
         lfs_checkout.check_out_tip(repo)  # the working tree's LFS files hold their content
-        remote = RemoteLink(repo, credentials, status=self.status, metrics=self.metrics)
+        remote = RemoteLink(repo, credentials, status=self.status, metrics=self.metrics, progress=self.push_progress)
         # A read-only mount follows the remote and never commits or pushes (read_only.py).
         cycle_kind = ReadOnlyCycle if options.read_only else SyncCycle
         self.cycle = cycle_kind(repo, self.state, self.jobs, remote, signature=self.signature,
@@ -147,9 +150,20 @@ class Mount:
 
     def pending(self) -> dict:
         """What is not on the remote yet, for the status file (an ignored file never will be)."""
-        changed = self.jobs.paths() | {path.strip("/") for path in self.handles.dirty_paths()}
+        # Read before the branch: a batch is done being committed only once its commit is
+        # on the branch, so a change is always counted on one side or the other.
+        waiting, committing = self.jobs.uncommitted()
+        changed = waiting | {path.strip("/") for path in self.handles.dirty_paths()}
+        # The batch being committed is counted whole, without asking the ignore rules of
+        # each path again: with a status read every 50 ms, that took the GIL from the
+        # staging of a 2,700-path batch long enough to make its commit take 70 s, not 40.
         return {"commits_not_pushed": self.repo.count_ahead(),
-                "changes_not_committed": len(self.repo.committable(changed)) + self.cycle.left_uncommitted}
+                "changes_not_committed": len(self.repo.committable(changed)) + len(committing - changed)
+                + self.cycle.left_uncommitted}
+
+    def committing(self) -> int:
+        """The changes of the batch being staged and committed now (also in changes_not_committed)."""
+        return len(self.jobs.committing())
 
     def start(self) -> None:
         """FUSE init: after any fork, so the threads live in the mounting process."""

@@ -23,6 +23,35 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
+def _number(count: int) -> str:
+    return f"{count:,}"
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / (1 << 20):.1f} MB"
+
+
+def _activity(state: dict) -> str:
+    """What runs now: "committing 2,725 changes; pushing 1 commit: 1,024 of 2,731 objects
+    sent (3.2 MB)"; empty when nothing does."""
+    in_progress = state.get("in_progress") or {}
+    parts = []
+    if in_progress.get("committing"):
+        parts.append(f"committing {_number(in_progress['committing'])} "
+                     + ("change" if in_progress["committing"] == 1 else "changes"))
+    push = in_progress.get("pushing")
+    if push:
+        text = f"pushing {_count(push['commits'], 'commit')}"
+        if push.get("objects_total"):
+            text += f": {_number(push['objects_sent'])} of {_number(push['objects_total'])} objects sent"
+            if push.get("bytes_sent"):  # libgit2 counts none to a path remote
+                text += f" ({_megabytes(push['bytes_sent'])})"
+        else:
+            text += " (building the pack)"
+        parts.append(text)
+    return "; ".join(parts)
+
+
 def _summary(state: dict) -> str:
     pending = state.get("pending", {})
     not_pushed, not_committed = pending.get("commits_not_pushed", 0), pending.get("changes_not_committed", 0)
@@ -32,6 +61,9 @@ def _summary(state: dict) -> str:
         if "fetch" in failing:
             return "state:       read-only; fetch failing, retried (nothing is committed or pushed)"
         return "state:       read-only; follows the remote (nothing is committed or pushed)"
+    activity = _activity(state)
+    if activity:
+        return f"state:       {activity}"
     if failing:
         return f"state:       {' and '.join(failing)} failing; changes are kept locally and retried"
     if not_pushed or not_committed:

@@ -217,9 +217,9 @@ class RacingRemoteLink(RemoteLink):
         self.attempts = 0  # fetches tried
         self.fetches = 0  # fetches that worked
 
-    def fetch(self):
+    def fetch(self, *, wait: bool = True):
         self.attempts += 1
-        tip = super().fetch()
+        tip = super().fetch(wait=wait)
         self.fetches += 1
         if self.races > 0:
             self.races -= 1

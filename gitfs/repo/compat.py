@@ -10,6 +10,7 @@ option: `set_option` says whether an option was applied.
 from __future__ import annotations
 
 import enum
+import inspect
 import os
 import sys
 from typing import cast
@@ -42,7 +43,7 @@ except ImportError:  # pygit2 < 1.14: the same values, libgit2's own (stable acr
         REVERSE = 1 << 2
 
 __all__ = ["CredentialType", "DeltaStatus", "DiffOption", "FileStatus", "SortMode", "blob_size", "remove_directory",
-           "set_option", "set_ssh_home", "tree_entry"]
+           "push", "set_option", "set_ssh_home", "tree_entry"]
 
 
 def set_option(name: str, *values) -> bool:
@@ -90,3 +91,12 @@ def set_ssh_home(home: str) -> bool:
     if set_option("GIT_OPT_SET_HOMEDIR", home):
         return True
     return os.path.realpath(home) == os.path.realpath(os.path.expanduser("~"))  # the default is enough
+
+
+def push(remote: pygit2.Remote, specs: list[str], callbacks: pygit2.RemoteCallbacks, threads: int) -> None:
+    """remote.push with `threads` pack-building threads (0: one per processor); pygit2
+    before 1.15 has no such parameter and builds the pack in one thread."""
+    if "threads" in inspect.signature(remote.push).parameters:
+        remote.push(specs, callbacks=callbacks, threads=threads)
+    else:
+        remote.push(specs, callbacks=callbacks)

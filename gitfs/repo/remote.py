@@ -16,8 +16,10 @@ from typing import Callable, Optional
 
 import pygit2
 
+from gitfs.repo import compat
 from gitfs.repo.credentials import AuthenticationError, Credentials, HostKeyError, _Callbacks
 from gitfs.repo.errors import PushRejected, RemoteError
+from gitfs.repo.libgit2 import pack_settings
 from gitfs.repo.repository import GIT_DIR, REMOTE_NAME, Repository, branch_ref, remote_ref
 
 __all__ = ["Credentials", "AuthenticationError", "HostKeyError", "RemoteUnreachable", "RepositoryNotFound",
@@ -144,16 +146,31 @@ def fetch(repo: Repository, credentials: Credentials) -> Optional[pygit2.Oid]:
     return repo.remote_tip()
 
 
-def push(repo: Repository, credentials: Credentials) -> pygit2.Oid:
-    """Push the branch without force; PushRejected if the server refuses it."""
+class _PushCallbacks(_Callbacks):
+    """The callbacks of a push, handing libgit2's figures (objects sent, objects to send,
+    bytes sent) to `progress`."""
+
+    def __init__(self, credentials: Credentials, url: str, progress: Callable[[int, int, int], None]):
+        super().__init__(credentials, url)
+        self._progress = progress
+
+    def push_transfer_progress(self, objects_pushed, total_objects, bytes_pushed):
+        self._progress(objects_pushed, total_objects, bytes_pushed)
+
+
+def push(repo: Repository, credentials: Credentials, *,
+         progress: Optional[Callable[[int, int, int], None]] = None) -> pygit2.Oid:
+    """Push the branch without force; PushRejected if the server refuses it. `progress`,
+    if given, is called with (objects sent, objects to send, bytes sent) as they change."""
     remote, url = _origin(repo)
     tip = repo.branch_tip()
     if tip is None:
         raise RemoteError(f"push to {redact_url(url)} failed: the clone has no branch {repo.branch!r}")
     ref = branch_ref(repo.branch)
-    callbacks = _Callbacks(credentials, url)
+    callbacks = _Callbacks(credentials, url) if progress is None else _PushCallbacks(credentials, url, progress)
     try:
-        remote.push([f"{ref}:{ref}"], callbacks=callbacks)
+        pack_settings(repo.git)
+        compat.push(remote, [f"{ref}:{ref}"], callbacks, threads=0)
     except _ERRORS as error:
         message = _describe(error)
         if not isinstance(error, RemoteError) and (

@@ -25,6 +25,7 @@ from gitfs.lfs import placeholders as lfs_placeholders
 from gitfs.lfs.content import LfsContent
 from gitfs.repo.accept_mine import replay_local_commits
 from gitfs.repo.errors import LocalWriteError, PushRejected, RemoteError
+from gitfs.repo.hard_links import other_names
 from gitfs.repo.ignore import IgnoreRules, is_gitignore
 from gitfs.repo.repository import Repository
 from gitfs.repo.rescue import save_local_history
@@ -136,6 +137,12 @@ class SyncCycle:
         """Commit what the working tree holds for the pending jobs (caller holds frozen()),
         but for the jobs that touch a path in `hold`: they stay pending."""
         jobs = self.jobs.take()
+        try:
+            return self._commit_taken(jobs, include_open, hold)
+        finally:  # the commit is on the branch now (counted as not pushed), or the jobs are back
+            self.jobs.done()
+
+    def _commit_taken(self, jobs: list[CommitJob], include_open: bool, hold: Collection[str]) -> Optional[pygit2.Oid]:
         if hold:
             open_paths = [path.strip("/") for path in hold]
             touches = [any(_under(path, set(job_paths([job]))) for path in open_paths) for job in jobs]
@@ -178,6 +185,8 @@ class SyncCycle:
         commit is never stuck behind a retry. What still fails then (a full disk) goes to
         the caller's back-off."""
         paths = job_paths(jobs)
+        # Written through one name of a hard-linked file: every name changed.
+        paths |= other_names(self.repo.workdir, paths, {inode for job in jobs for inode in job.linked})
         try:
             self.repo.stage_paths(paths)
             message = describe_batch(jobs, self.repo.staged_changes())

@@ -63,7 +63,9 @@ class FetchWorker(threading.Thread):
     def fetch_once(self) -> None:
         before = self.repo.remote_tip()
         try:
-            after = self.remote.fetch()
+            # Not behind a push in flight: the sync worker fetches before it pushes, and
+            # waiting here would hold an unmount until the push ends.
+            after = self.remote.fetch(wait=False)
         except RemoteError:
             return  # logged and reported by the remote link; tried again next period
         local = self.repo.branch_tip()

@@ -12,6 +12,9 @@ class CommitJob:
     message: str
     add: tuple[str, ...] = ()
     remove: tuple[str, ...] = ()
+    # (device, inode) of a file with several hard links written through the path: its
+    # other names changed too, even if this one is gone by the commit (hard_links.py).
+    linked: tuple[tuple[int, int], ...] = ()
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -41,8 +44,10 @@ def describe_batch(jobs: Sequence[CommitJob], changes: Mapping[str, str]) -> str
     over the document, the document renamed to a backup that is then removed or
     ignored, a probe file, a lock file. Their jobs are left out, so a batch that
     changes one file says so ("Update /notes.txt"), never with a temporary's name nor
-    as Deleted + Created of the document. A batch whose every job changed what it
-    names keeps batch_message's words.
+    as Deleted + Created of the document. A batch of several changes is counted from
+    the commit's own diff, in batch_message's words: `Update N items.` (every path
+    the commit changes), `Added M items.` (created or changed), `Removed K items.`;
+    counting the jobs told 15,445 items for a burst of writes to one file.
     """
     folders = {path.rsplit("/", depth)[0] for path in changes for depth in range(1, path.count("/") + 1)}
 
@@ -54,15 +59,20 @@ def describe_batch(jobs: Sequence[CommitJob], changes: Mapping[str, str]) -> str
     whole = len(kept) == len(jobs) and all(changed(path) for job in kept for path in job.paths)
     if not kept:
         return batch_message(jobs)  # nothing changes: no commit is made
-    if len(kept) == 1 and whole:
+    if len(kept) == 1 and whole and _covers(kept[0], changes):
         return kept[0].message  # a rename, a chmod, a new folder: told as it was asked
     if len(changes) == 1:
         (path, change), = changes.items()
         return f"{change} /{path}"
-    if whole:
-        return batch_message(jobs)
     return batch_message([CommitJob(change, remove=(path,)) if change == "Deleted" else CommitJob(change, add=(path,))
                           for path, change in sorted(changes.items())])
+
+
+def _covers(job: CommitJob, changes: Mapping[str, str]) -> bool:
+    """Whether every changed path is one the job names or lies below one (not, say,
+    another name of a hard-linked file the job wrote)."""
+    named = [path.strip("/") for path in job.paths]
+    return all(any(path == name or path.startswith(name + "/") for name in named) for path in changes)
 
 
 def job_paths(jobs: Iterable[CommitJob]) -> set[str]:
@@ -74,13 +84,16 @@ class PendingJobs:
     what is waiting to be committed. Thread-safe.
 
     FUSE threads `put` jobs; the sync worker `wait`s for news (a job or a wake-up),
-    `take`s the batch to commit and `give_back`s it if the commit failed; the status
-    file reads `paths()`.
+    `take`s the batch to commit and `give_back`s it if the commit failed, or says it is
+    `done` once the commit is on the branch; the status file reads `uncommitted()` and
+    `committing()`: a batch being staged and committed is still pending, so the status
+    never says "nothing to commit" while a big one is hashed.
     """
 
     def __init__(self) -> None:
         self._condition = threading.Condition()
         self._jobs: list[CommitJob] = []
+        self._taken: list[CommitJob] = []  # the batch being committed: taken, not done yet
         self._news = 0  # jobs and wake-ups since the last wait
         self._woken = False
 
@@ -109,19 +122,39 @@ class PendingJobs:
             return woken
 
     def take(self) -> list[CommitJob]:
+        """The batch to commit; it counts as being committed until done() or give_back()."""
         with self._condition:
             jobs, self._jobs = self._jobs, []
+            self._taken = list(jobs)
             return jobs
 
     def give_back(self, jobs: list[CommitJob]) -> None:
-        """Jobs whose commit failed: first in line again, before any that came since."""
+        """Jobs whose commit failed (or must wait): first in line again, before any that came since."""
         with self._condition:
             self._jobs[:0] = jobs
+            given = {id(job) for job in jobs}
+            self._taken = [job for job in self._taken if id(job) not in given]
+
+    def done(self) -> None:
+        """The batch taken is committed (or needed no commit): no longer pending here."""
+        with self._condition:
+            self._taken = []
 
     def __bool__(self) -> bool:
         with self._condition:
             return bool(self._jobs)
 
     def paths(self) -> set[str]:
+        """The paths of the jobs waiting to be taken."""
         with self._condition:
             return job_paths(self._jobs)
+
+    def uncommitted(self) -> tuple[set[str], set[str]]:
+        """(the paths of the jobs waiting, the paths of the batch being committed), read at once."""
+        with self._condition:
+            return job_paths(self._jobs), job_paths(self._taken)
+
+    def committing(self) -> set[str]:
+        """The paths of the batch being committed now."""
+        with self._condition:
+            return job_paths(self._taken)

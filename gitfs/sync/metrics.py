@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable
+from typing import Callable, Optional
+
+from gitfs.sync.push_progress import PushProgress
 
 RESULTS = ("ok", "failed")
 
@@ -30,8 +32,11 @@ class Timing:
 
 
 class Metrics:
-    def __init__(self, *, pending: Callable[[], dict], clock: Callable[[], float] = time.time):
+    def __init__(self, *, pending: Callable[[], dict], clock: Callable[[], float] = time.time,
+                 committing: Callable[[], int] = lambda: 0, pushing: Optional[PushProgress] = None):
         self._pending = pending  # {"commits_not_pushed": n, "changes_not_committed": n}, as the status file
+        self._committing = committing  # changes being staged and committed now
+        self._pushing = pushing or PushProgress()  # the push in flight (its owner is the remote link)
         self._clock = clock
         self._lock = threading.Lock()
         self._commits = 0
@@ -84,6 +89,8 @@ class Metrics:
     # -- rendering --------------------------------------------------------------
 
     def render(self) -> bytes:
+        committing, push = self._committing(), self._pushing.current()
+        pushed_bytes = self._pushing.bytes_sent_total()
         pending = self._pending()
         with self._lock:
             lines: list[str] = []
@@ -101,6 +108,20 @@ class Metrics:
             _family(lines, "gitfs_pending_changes", "gauge",
                     "Changed paths not committed yet (quiet period, or open for writing).",
                     [("", pending.get("changes_not_committed", 0))])
+            _family(lines, "gitfs_changes_committing", "gauge",
+                    "Changed paths being staged and committed now (counted in gitfs_pending_changes too).",
+                    [("", committing)])
+            _family(lines, "gitfs_push_in_progress", "gauge", "1 while a push is under way, else 0.",
+                    [("", 1 if push else 0)])
+            _family(lines, "gitfs_push_objects_sent", "gauge", "Objects the push under way has sent.",
+                    [("", push["objects_sent"] if push else 0)])
+            _family(lines, "gitfs_push_objects_to_send", "gauge",
+                    "Objects the push under way sends; 0 while its pack is being built.",
+                    [("", (push["objects_total"] or 0) if push else 0)])
+            _family(lines, "gitfs_push_bytes_sent", "gauge", "Bytes the push under way has sent.",
+                    [("", push["bytes_sent"] if push else 0)])
+            _family(lines, "gitfs_pushed_bytes_total", "counter", "Bytes of packs sent by pushes.",
+                    [("", pushed_bytes)])
             for action in ("push", "fetch"):
                 _family(lines, f"gitfs_last_{action}_success_timestamp_seconds", "gauge",
                         f"Unix time of the last successful {action}; 0 before the first.",

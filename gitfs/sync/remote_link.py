@@ -20,6 +20,7 @@ from gitfs.repo import remote as remote_ops
 from gitfs.repo.errors import PushRejected, RemoteError
 from gitfs.repo.repository import Repository
 from gitfs.sync.metrics import Metrics
+from gitfs.sync.push_progress import PushProgress
 
 log = logging.getLogger(__name__)
 
@@ -33,8 +34,9 @@ class StatusReport(Protocol):
 
 class RemoteLink:
     def __init__(self, repo: Repository, credentials: remote_ops.Credentials, *,
-                 status: StatusReport, metrics: Metrics):
+                 status: StatusReport, metrics: Metrics, progress: Optional[PushProgress] = None):
         self.repo = repo
+        self.progress = progress or PushProgress()  # the push in flight: the status and metrics read it
         self._credentials = credentials
         self._status = status
         self._metrics = metrics
@@ -42,19 +44,24 @@ class RemoteLink:
         self._failing_lock = threading.Lock()
         self._failing: dict[str, Optional[str]] = {"fetch": None, "push": None}  # the last failure, by action
 
-    def fetch(self) -> Optional[pygit2.Oid]:
-        """The remote's tip after fetching (None: the branch is gone), or RemoteError."""
+    def fetch(self, *, wait: bool = True) -> Optional[pygit2.Oid]:
+        """The remote's tip after fetching (None: the branch is gone), or RemoteError.
+        wait=False: while a push or fetch is under way, the remote's tip as last known,
+        without waiting for it (the sync cycle fetches before each push anyway)."""
+        if not self._lock.acquire(blocking=wait):
+            return self.repo.remote_tip()
+        started = time.monotonic()
         try:
-            with self._lock:
-                started = time.monotonic()
-                try:
-                    tip = remote_ops.fetch(self.repo, self._credentials)
-                finally:
-                    took = time.monotonic() - started
+            tip = remote_ops.fetch(self.repo, self._credentials)
         except RemoteError as error:
-            self._report("fetch", error, took)
-            raise
-        self._report("fetch", None, took)
+            failure: Optional[RemoteError] = error
+        else:
+            failure = None
+        finally:
+            self._lock.release()
+        self._report("fetch", failure, time.monotonic() - started)
+        if failure is not None:
+            raise failure
         return tip
 
     def push(self) -> None:
@@ -62,11 +69,13 @@ class RemoteLink:
         try:
             with self._lock:
                 started = time.monotonic()
+                self.progress.started(self.repo.count_ahead())
                 try:
                     # Git LFS: the objects go up before the pointers that name them.
                     upload_before_push(self.repo)
-                    remote_ops.push(self.repo, self._credentials)
+                    remote_ops.push(self.repo, self._credentials, progress=self.progress.sending)
                 finally:
+                    self.progress.ended()
                     took = time.monotonic() - started
         except PushRejected as rejected:
             # Usually the remote moved and the caller merges and pushes again; a hook that

@@ -28,9 +28,12 @@ class SyncStatus:
     MAX_LFS_MISSING = 50
 
     def __init__(self, *, remote: str, branch: str, pending: Callable[[], dict], read_only: bool = False,
-                 repo_path: Optional[str] = None):
+                 repo_path: Optional[str] = None, committing: Callable[[], int] = lambda: 0,
+                 pushing: Callable[[], Optional[dict]] = lambda: None):
         self._lock = threading.Lock()
         self._pending = pending
+        self._committing = committing  # changes being staged and committed now
+        self._pushing = pushing  # the push in flight (PushProgress.current), or None
         self._state: dict[str, Any] = {
             "remote": remote, "branch": branch, "read_only": read_only, "repo_path": repo_path,
             "last_fetch": None, "last_push": None, "last_error": None, "conflicts": [], "rescues": [],
@@ -87,7 +90,11 @@ class SyncStatus:
     def snapshot(self) -> dict:
         with self._lock:
             state = json.loads(json.dumps(self._state))
+        # What runs now, read before `pending`: a batch committed or a push ended
+        # meanwhile is then counted there, never in neither.
+        in_progress = {"committing": self._committing(), "pushing": self._pushing()}
         state["pending"] = self._pending()
+        state["in_progress"] = in_progress
         return state
 
     def render(self) -> bytes:

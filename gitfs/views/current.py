@@ -50,8 +50,9 @@ class CurrentView(PassthroughView):
         if self.max_size is not None and size > self.max_size and not self.worktree_filter.takes(self._relative(path)):
             raise FuseOSError(errno.EFBIG)
 
-    def _queue(self, message: str, add=(), remove=()) -> None:
-        self.jobs.put(CommitJob(message, tuple(p.lstrip("/") for p in add), tuple(p.lstrip("/") for p in remove)))
+    def _queue(self, message: str, add=(), remove=(), linked: Optional[tuple[int, int]] = None) -> None:
+        self.jobs.put(CommitJob(message, tuple(p.lstrip("/") for p in add), tuple(p.lstrip("/") for p in remove),
+                                linked=(linked,) if linked is not None else ()))
 
     def _other_names(self, file: os.stat_result, folders: Iterable[str], besides: str) -> tuple[str, ...]:
         """The names of `file` in `folders` ("/d", "" for the root) but `besides`, if the
@@ -79,11 +80,12 @@ class CurrentView(PassthroughView):
     def _written(self, path: str, fd: int, flags: int) -> OpenFile:
         """The handle of a file opened for writing. A file with other names in its folder
         keeps them: each write through this one changes what they show (links.py)."""
-        others = self._other_names(os.fstat(fd), [folder_of(path)], path) if self.kernel is not None else ()
+        file = os.fstat(fd)
+        others = self._other_names(file, [folder_of(path)], path) if self.kernel is not None else ()
         if flags & os.O_TRUNC:
             self._forget(others)
         return OpenFile(path, fd=fd, writable=True, change="Update" if flags & os.O_TRUNC else None,
-                        other_names=others)
+                        other_names=others, linked=_linked(file))
 
     # -- reading --------------------------------------------------------------------
 
@@ -143,7 +145,7 @@ class CurrentView(PassthroughView):
                 file = os.fstat(fd)
             finally:
                 os.close(fd)
-            self._queue(f"Update {path}", add=[path])
+            self._queue(f"Update {path}", add=[path], linked=_linked(file))
         self._other_names_changed(file, [folder_of(path)], besides=path)
 
     def fsync(self, path, datasync, fh):
@@ -154,7 +156,7 @@ class CurrentView(PassthroughView):
     def _released(self, open_file: OpenFile) -> None:
         if open_file.change is not None:
             # Named after the path at release: the file may have been renamed while open.
-            self._queue(f"{open_file.change} {open_file.path}", add=[open_file.path])
+            self._queue(f"{open_file.change} {open_file.path}", add=[open_file.path], linked=open_file.linked)
 
     # -- names ---------------------------------------------------------------------
 
@@ -300,3 +302,8 @@ class CurrentView(PassthroughView):
         if self.kernel is not None:
             self._other_names_changed(beneath.lstat(self.root_fd, relative), [folder_of(path)], besides=path)
         return 0
+
+
+def _linked(file: os.stat_result) -> Optional[tuple[int, int]]:
+    """(device, inode) of a regular file with several hard links, else None."""
+    return (file.st_dev, file.st_ino) if file.st_nlink > 1 and stat.S_ISREG(file.st_mode) else None

@@ -34,6 +34,38 @@ def test_several_jobs_become_one_commit(rig):
     assert not rig.jobs
 
 
+def test_a_batch_that_creates_and_deletes_thousands_of_files_counts_the_commit_s_changes(rig):
+    for number in range(1500):
+        rig.write(f"burst/{number % 30}/f{number}", f"{number}\n")
+    rig.cycle.run()
+    for number in range(1500):
+        if number % 3:
+            for version in ("again", "and again"):  # written twice: one change each
+                rig.write(f"burst/{number % 30}/f{number}", f"{version} {number}\n")
+        else:
+            with rig.state.mutation():
+                os.unlink(os.path.join(rig.path, f"burst/{number % 30}/f{number}"))
+                rig.jobs.put(CommitJob(f"Delete /burst/{number % 30}/f{number}",
+                                       remove=(f"burst/{number % 30}/f{number}",)))
+    for number in range(1500, 3000):
+        rig.write(f"burst/new/f{number}", "new\n")
+    rig.cycle.run()
+    # 1,000 files rewritten, 500 deleted, 1,500 created.
+    assert rig.remote.log()[0] == "Update 3000 items. Added 2500 items. Removed 500 items."
+
+
+def test_a_write_through_one_hard_link_commits_every_name(rig):
+    rig.write("a", "one\n")
+    with rig.state.mutation():
+        os.link(os.path.join(rig.path, "a"), os.path.join(rig.path, "b"))
+        rig.jobs.put(CommitJob("Link /b to /a", add=("b",)))
+    rig.cycle.run()
+    rig.write("a", "two\n")  # the job names a; b is the same file
+    rig.cycle.run()
+    assert rig.remote.show("b") == b"two\n" and rig.remote.show("a") == b"two\n"
+    assert rig.remote.log()[0] == "Update 2 items. Added 2 items."
+
+
 def test_their_push_reaches_the_working_tree(rig):
     rig.remote.commit({"theirs.txt": "from them\n"}, "their change")
     result = rig.cycle.run()

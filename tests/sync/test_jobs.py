@@ -136,3 +136,22 @@ def test_describe_counts_what_changed_when_jobs_left_no_trace():
 def test_describe_a_batch_that_changes_nothing():
     jobs = [CommitJob("Created /4913", add=("4913",)), CommitJob("Deleted /4913", remove=("4913",))]
     assert describe_batch(jobs, {}) == batch_message(jobs)
+
+
+def test_describe_counts_the_commit_s_changes_not_the_jobs():
+    writes = [CommitJob("Update /data", add=("data",)) for _ in range(15445)]
+    jobs = writes + [CommitJob("Update /a", add=("a",)), CommitJob("Update /b", add=("b",))]
+    assert describe_batch(jobs, {"data": "Update", "a": "Created", "b": "Created"}) == \
+        "Update 3 items. Added 3 items."
+    folders = [CommitJob(f"Create the /d{n} directory", add=(f"d{n}/.keep",)) for n in range(10)]
+    files = [CommitJob(f"Update /d{n}/f{k}", add=(f"d{n}/f{k}",)) for n in range(10) for k in range(20)]
+    changes = {f"d{n}/f{k}": "Created" for n in range(10) for k in range(20)}
+    changes.update({f"d{n}/.keep": "Created" for n in range(10)})
+    assert describe_batch(folders + files, changes) == "Update 210 items. Added 210 items."
+
+
+def test_describe_counts_the_other_name_of_a_hard_link_the_job_wrote_through():
+    jobs = [CommitJob("Update /a", add=("a",))]
+    assert describe_batch(jobs, {"a": "Update", "b": "Update"}) == "Update 2 items. Added 2 items."
+    rename = CommitJob("Rename /d to /e", add=("e",), remove=("d",))
+    assert describe_batch([rename], {"d/x": "Deleted", "e/x": "Created"}) == "Rename /d to /e"

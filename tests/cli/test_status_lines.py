@@ -1,0 +1,25 @@
+"""Layer 1: the first line of `gitfs status` while a batch is committed or pushed."""
+
+from gitfs.status_command import format_status
+
+
+def state(**in_progress) -> dict:
+    return {"remote": "/srv/remote.git", "branch": "main", "pending": {"commits_not_pushed": 1,
+                                                                       "changes_not_committed": 2725},
+            "in_progress": {"committing": 0, "pushing": None, **in_progress}}
+
+
+def first_line(**in_progress) -> str:
+    return format_status(state(**in_progress)).splitlines()[0]
+
+
+def test_the_status_says_what_runs():
+    assert first_line(committing=2725) == "state:       committing 2,725 changes"
+    push = {"commits": 1, "started": "2026-12-05T03:00:00+0000", "objects_sent": 0, "objects_total": None,
+            "bytes_sent": 0}
+    assert first_line(pushing=push) == "state:       pushing 1 commit (building the pack)"
+    push.update(objects_sent=1024, objects_total=2731, bytes_sent=3 * 1024 * 1024)
+    assert first_line(pushing=push) == "state:       pushing 1 commit: 1,024 of 2,731 objects sent (3.0 MB)"
+    push.update(bytes_sent=0)  # a remote on a local path: libgit2 counts no bytes
+    assert first_line(pushing=push) == "state:       pushing 1 commit: 1,024 of 2,731 objects sent"
+    assert first_line() == "state:       syncing (changes waiting for the quiet period or the next push)"

@@ -1,0 +1,27 @@
+"""Layer 1: the other names of hard-linked files in a working tree (gitfs/repo/hard_links.py)."""
+
+import os
+
+from gitfs.repo.hard_links import other_names
+
+
+def test_the_other_names_of_a_file_with_several_links_are_found(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "deep" / "er").mkdir(parents=True)
+    (tmp_path / "a").write_text("shared\n")
+    os.link(tmp_path / "a", tmp_path / "deep" / "er" / "b")
+    os.link(tmp_path / "a", tmp_path / ".git" / "not-a-name")  # the git folder is no part of the tree
+    (tmp_path / "single").write_text("alone\n")
+    os.symlink("a", tmp_path / "link")
+    assert other_names(str(tmp_path), ["/a"]) == {"deep/er/b"}
+    assert other_names(str(tmp_path), ["deep/er/b"]) == {"a"}
+    assert other_names(str(tmp_path), ["a", "deep/er/b"]) == set()
+    assert other_names(str(tmp_path), ["single", "link", "missing", "deep"]) == set()
+
+
+def test_a_file_named_by_its_inode_is_found_after_the_name_written_through_is_gone(tmp_path):
+    (tmp_path / "a").write_text("shared\n")
+    os.link(tmp_path / "a", tmp_path / "b")
+    status = os.stat(tmp_path / "a")
+    os.unlink(tmp_path / "a")
+    assert other_names(str(tmp_path), ["a"], [(status.st_dev, status.st_ino)]) == {"b"}
