@@ -62,6 +62,8 @@ class ObjectReader:
 
 
 class LfsContent:
+    active = True  # a blob of a filter=lfs path may stand for an object (content_filter.ContentFilter)
+
     def __init__(self, store: ObjectStore, transfer: Transfer, *,
                  on_missing: Optional[Callable[[str, str, str], None]] = None,
                  on_found: Optional[Callable[[str], None]] = None):
@@ -215,5 +217,5 @@ class LfsContent:
 
 def lfs_of(repo: Repository) -> Optional[LfsContent]:
     """The repository's content filter where it is Git LFS's (None: plain git)."""
-    content = repo.lfs
+    content = repo.content_filter
     return content if isinstance(content, LfsContent) else None

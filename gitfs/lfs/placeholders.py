@@ -112,13 +112,13 @@ def fill_placeholders(repo: Repository, frozen: Callable[[], contextlib.Abstract
     if not fillings:
         if turning_on is not None:
             with frozen():
-                repo.lfs = turning_on
+                repo.content_filter = turning_on
         return []
     filled: list[str] = []
     try:
         with frozen():
             if turning_on is not None:
-                repo.lfs = turning_on
+                repo.content_filter = turning_on
             index = repo.index()
             git = repo.git
             root = os.open(repo.workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)

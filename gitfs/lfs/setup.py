@@ -64,13 +64,13 @@ class LfsRules:
         """At mount: LFS on if the branch tip's rules ask for it."""
         tip = self.repo.branch_tip()
         if self._enabled and tip is not None and attributes.tree_uses_lfs(self.repo.git, self.repo.root_tree(tip)):
-            self.repo.lfs = self._make()
+            self.repo.content_filter = self._make()
 
     def adopted(self, changed: Iterable[str]) -> Optional[LfsContent]:
         """The LfsContent to turn on now, if the working tree's .gitattributes among the
         changed paths (relative to the root) bring the first filter=lfs rule; the caller
         turns it on (checkout.adopt)."""
-        if self.repo.lfs is not None or not self._enabled:
+        if lfs_of(self.repo) is not None or not self._enabled:
             return None
         rules = [path for path in changed if os.path.basename(path) == attributes.ATTRIBUTES_FILE]
         if not any(attributes.file_uses_lfs(self.repo.workdir, path) for path in rules):

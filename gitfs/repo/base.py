@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional, cast
 import pygit2
 
 from gitfs.repo.blobstream import ObjectFiles
-from gitfs.repo.content_filter import ContentFilter
+from gitfs.repo.content_filter import PLAIN_GIT, ContentFilter
 from gitfs.repo.filemodes import GIT_DIR
 from gitfs.repo.libgit2 import release_free_memory
 from gitfs.repo.parsed_trees import ParsedTrees, TreeSizes
@@ -65,10 +65,10 @@ class CloneBase:
         # need not read the ref at every call; `on_branch_moved(old, new)` is told of each.
         self.branch_moves = 0
         self.on_branch_moved: Optional[Callable[[Optional[pygit2.Oid], pygit2.Oid], None]] = None
-        # The content filter (content_filter.py): Git LFS, set by the mount when the repository
-        # uses it; a pointer blob of a filter=lfs path is then shown as its object
-        # (TreeItem.pointer, lfs_pointer). None: plain git.
-        self.lfs: Optional[ContentFilter[Any]] = None
+        # The content filter (content_filter.py): plain git, or Git LFS set by the mount when
+        # the repository uses it (a pointer blob of a filter=lfs path then shows as its object:
+        # TreeItem.pointer, lfs_pointer).
+        self.content_filter: ContentFilter[Any] = PLAIN_GIT
 
     # -- handles -----------------------------------------------------------
 

@@ -4,8 +4,8 @@ A filter stands between what a commit holds and what a reader sees: a blob may s
 for other content (an LFS pointer names an object kept elsewhere), shown with that
 content's size and bytes; a working file may be committed as something else (the
 pointer of the content it holds). The core (Repository, staging, the working tree's
-updates) knows a filter only by these protocols; plain git is no filter at all (None),
-and the mount plugs Git LFS in (lfs/content.py: LfsContent).
+updates) knows a filter only by these protocols; plain git (PLAIN_GIT, blobs are what
+they hold) is the default, and the mount plugs Git LFS in (lfs/content.py: LfsContent).
 """
 
 from __future__ import annotations
@@ -51,6 +51,10 @@ class ContentFilter(Protocol[Stored]):
     @property
     def cleaner(self) -> Cleaner: ...
 
+    @property
+    def active(self) -> bool:
+        """Whether a blob may stand for other content (else sizes and bytes are the blobs')."""
+
     def pointer(self, git: pygit2.Repository, oid: pygit2.Oid, size: int, path: str,
                 commit: Optional[pygit2.Oid] = None) -> Optional[Stored]:
         """What the blob of `size` bytes at path (of commit) stands for, or None: itself."""
@@ -62,3 +66,35 @@ class ContentFilter(Protocol[Stored]):
                         mode: int) -> Optional[BinaryIO]:
         """The bytes to write in the working tree for the blob, if the filter has them;
         None: the blob's own bytes are written."""
+
+
+class _PlainCleaner:
+    def prepare(self, git: pygit2.Repository, workdir: str, paths: Iterable[str]) -> None:
+        return None
+
+    def stage(self, git: pygit2.Repository, index: pygit2.Index, root: int, relative: str) -> bool:
+        return False
+
+    def cleans_to(self, git: pygit2.Repository, root: int, relative: str, blob: pygit2.Oid) -> bool:
+        return False
+
+
+class PlainGit:
+    """No filter: every blob is what it holds, every working file is committed as it is."""
+
+    cleaner: Cleaner = _PlainCleaner()
+    active = False
+
+    def pointer(self, git: pygit2.Repository, oid: pygit2.Oid, size: int, path: str,
+                commit: Optional[pygit2.Oid] = None) -> Optional[StoredContent]:
+        return None
+
+    def open(self, stored: StoredContent, path: str) -> ContentReader:
+        raise ValueError(f"{path}: plain git stores no other content")  # pointer() never names any
+
+    def checkout_source(self, git: pygit2.Repository, blob_size: int, path: str, oid: pygit2.Oid,
+                        mode: int) -> Optional[BinaryIO]:
+        return None
+
+
+PLAIN_GIT: ContentFilter[StoredContent] = PlainGit()

@@ -63,7 +63,7 @@ class TreeReading(CloneBase):
                 raise PathNotFound(part) from None
             item = TreeItem(part, entry.filemode, entry.id)
             tree = None
-        if item.mode in BLOB_MODES and (sized or self.lfs is not None):
+        if item.mode in BLOB_MODES and (sized or self.content_filter.active):
             item = self.blob_item(item.name, item.mode, item.oid, "/".join(parts), commit_oid)
         return item
 
@@ -81,7 +81,7 @@ class TreeReading(CloneBase):
                     ) -> Optional[StoredContent]:
         """The LFS object a blob of `size` bytes at `path` (of `commit`) stands for; None if
         it is plain content (or LFS is off)."""
-        return None if self.lfs is None else self.lfs.pointer(self.git, oid, size, path, commit)
+        return self.content_filter.pointer(self.git, oid, size, path, commit)
 
     def blob_size(self, oid: pygit2.Oid) -> int:
         size = self._sizes.get(oid)
@@ -104,7 +104,7 @@ class TreeReading(CloneBase):
         """Every entry of a tree; with sizes=True, blobs and links carry their size. `where`,
         (the tree's path, its commit), lets an LFS file carry its object's size instead."""
         tree = self._tree(tree_oid)
-        if sizes and self.lfs is None:  # the sizes are the blobs' own: kept per tree (TreeSizes)
+        if sizes and not self.content_filter.active:  # the sizes are the blobs' own: kept per tree (TreeSizes)
             measured = self._tree_sizes.get(tree_oid, lambda _oid: self._measure_blobs(tree))
             return [TreeItem(cast(str, entry.name), entry.filemode, entry.id, size)
                     for entry, size in zip(tree, measured)]
@@ -129,14 +129,16 @@ class TreeReading(CloneBase):
         """A reader of what a file of a commit holds (read(size, offset), close()): the LFS
         object its pointer names (`pointer`, from blob_item; LfsError if it cannot be had),
         else its blob. The one way views read a file's bytes."""
-        if pointer is None or self.lfs is None:
+        if pointer is None:
             return self.blob_reader(oid)
-        return self.lfs.open(pointer, path)
+        return self.content_filter.open(pointer, path)
 
     def checkout_source(self, path: str, oid: pygit2.Oid, mode: int) -> Optional[BinaryIO]:
         """The bytes the working tree gets for the blob at path, if the content filter has
         them (Git LFS: the object's content); None: the blob's own."""
-        return None if self.lfs is None else self.lfs.checkout_source(self.git, self.blob_size(oid), path, oid, mode)
+        if not self.content_filter.active or mode not in BLOB_MODES:  # a submodule's commit is no blob
+            return None
+        return self.content_filter.checkout_source(self.git, self.blob_size(oid), path, oid, mode)
 
     def blob_bytes(self, oid: pygit2.Oid) -> bytes:
         return bytes(self.blob_buffer(oid))

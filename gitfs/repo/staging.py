@@ -25,7 +25,7 @@ from typing import Optional, Protocol
 import pygit2
 
 from gitfs.repo import beneath, compat
-from gitfs.repo.content_filter import Cleaner
+from gitfs.repo.content_filter import PLAIN_GIT, Cleaner
 from gitfs.repo.filemodes import FILEMODE_BLOB, FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, GIT_DIR
 
 PATH_MAX = 4096  # bytes, with the terminating NUL
@@ -46,7 +46,7 @@ NOTHING_KEPT = _NothingKept()
 
 
 def stage_paths(git: pygit2.Repository, workdir: str, index: pygit2.Index, paths: Iterable[str],
-                kept: Kept = NOTHING_KEPT, lfs: Optional[Cleaner] = None) -> None:
+                kept: Kept = NOTHING_KEPT, cleaner: Cleaner = PLAIN_GIT.cleaner) -> None:
     """Make the index match the working tree at each path and below it.
 
     Only the topmost of the paths are staged: a path inside another one of the batch
@@ -55,7 +55,7 @@ def stage_paths(git: pygit2.Repository, workdir: str, index: pygit2.Index, paths
     then rename `d`: the batch holds `d/f`, `d` and the new name).
     """
     tracked = sorted(entry.path for entry in index)
-    with _Stager(git, workdir, index, lfs) as stager:
+    with _Stager(git, workdir, index, cleaner) as stager:
         for relative in topmost(p.strip("/") for p in paths):
             if is_git_dir_path(relative):
                 continue
@@ -74,13 +74,13 @@ def stage_paths(git: pygit2.Repository, workdir: str, index: pygit2.Index, paths
 
 
 def stage_everything(git: pygit2.Repository, workdir: str, index: pygit2.Index,
-                     kept: Kept = NOTHING_KEPT, lfs: Optional[Cleaner] = None) -> None:
+                     kept: Kept = NOTHING_KEPT, cleaner: Cleaner = PLAIN_GIT.cleaner) -> None:
     """Make the index match the whole working tree, as `git add -A` would: every file
     that is tracked or not ignored. Submodule entries whose folder is there are kept."""
     tracked = {entry.path for entry in index}
     gitlinks = [entry for entry in index if entry.mode == FILEMODE_COMMIT]
     entries = _entries(index, kept.inside(""))
-    with _Stager(git, workdir, index, lfs) as stager:
+    with _Stager(git, workdir, index, cleaner) as stager:
         gitlinks = [entry for entry in gitlinks if stager.mode(entry.path) is not None]
         index.clear()
         stager.add_folder("", tracked)
@@ -98,10 +98,10 @@ def _add_entries(index: pygit2.Index, entries: list[pygit2.IndexEntry]) -> None:
 
 
 class _Stager:
-    def __init__(self, git: pygit2.Repository, workdir: str, index: pygit2.Index, lfs: Optional[Cleaner]):
+    def __init__(self, git: pygit2.Repository, workdir: str, index: pygit2.Index, cleaner: Cleaner):
         self.git = git
         self.index = index
-        self.lfs = lfs  # Git LFS: files of filter=lfs paths are staged as pointers
+        self.cleaner = cleaner  # the content filter's: Git LFS stages files of filter=lfs paths as pointers
         self.workdir_bytes = len(os.fsencode(workdir))
         self.root = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
 
@@ -141,7 +141,7 @@ class _Stager:
     def add(self, relative: str, *, tracked: bool) -> None:
         if not tracked and self._ignored(relative):
             return
-        if self.lfs is not None and self.lfs.stage(self.git, self.index, self.root, relative):
+        if self.cleaner.stage(self.git, self.index, self.root, relative):
             return  # Git LFS: staged as a pointer, its content in the object store
         if self.workdir_bytes + 1 + len(os.fsencode(relative)) < PATH_MAX:
             self.index.add(relative)

@@ -12,7 +12,6 @@ import pygit2
 
 from gitfs.repo import staging
 from gitfs.repo.compat import DeltaStatus, FileStatus
-from gitfs.repo.content_filter import Cleaner
 from gitfs.repo.errors import local_write
 from gitfs.repo.refs import BranchRefs, branch_ref
 
@@ -60,14 +59,14 @@ class IndexWriting(BranchRefs):
         """Make the index match the working tree at each path and below it (staging.py)."""
         index = self.index()
         with _undone_on_failure(index):
-            staging.stage_paths(self.git, self.workdir, index, paths, self.skipped, self._lfs_cleaner())
+            staging.stage_paths(self.git, self.workdir, index, paths, self.skipped, self.content_filter.cleaner)
 
     @local_write()
     def stage_everything(self) -> None:
         """Make the index match the whole working tree, as `git add -A` would (staging.py)."""
         index = self.index()
         with _undone_on_failure(index):
-            staging.stage_everything(self.git, self.workdir, index, self.skipped, self._lfs_cleaner())
+            staging.stage_everything(self.git, self.workdir, index, self.skipped, self.content_filter.cleaner)
 
     @local_write()
     def staged_changes(self) -> dict[str, str]:
@@ -88,11 +87,7 @@ class IndexWriting(BranchRefs):
     @local_write()
     def prepare_staging(self, paths: Iterable[str]) -> None:
         """Work staging can do before writes are frozen: LFS files hashed into the store."""
-        if self.lfs is not None:
-            self.lfs.cleaner.prepare(self.git, self.workdir, paths)
-
-    def _lfs_cleaner(self) -> Optional[Cleaner]:
-        return self.lfs.cleaner if self.lfs is not None else None
+        self.content_filter.cleaner.prepare(self.git, self.workdir, paths)
 
     @local_write()
     def commit_index(self, message: str, signature: pygit2.Signature) -> Optional[pygit2.Oid]:
@@ -118,8 +113,8 @@ class IndexWriting(BranchRefs):
             if flags & FileStatus.IGNORED or staging.is_git_dir_path(path):
                 continue
             (content_only if flags == FileStatus.WT_MODIFIED else paths).append(path)
-        cleaner = self._lfs_cleaner()
-        if cleaner is None or not content_only:
+        cleaner = self.content_filter.cleaner
+        if not self.content_filter.active or not content_only:
             return sorted(paths + content_only)
         index = self.index()
         root = os.open(self.workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)

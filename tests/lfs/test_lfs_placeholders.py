@@ -23,7 +23,7 @@ def test_placeholders_get_their_content_only_where_the_pointer_still_is(lfs_remo
     repo = Repository(str(clone), lfs_remote.branch)
     lfs = lfs_setup.content_for(repo, str(lfs_remote.bare))
     assert lfs is not None
-    repo.lfs = lfs
+    repo.content_filter = lfs
     checkout.check_out_tip(repo)
     big_text = lfs_remote.show("big.bin")
     assert (clone / "big.bin").read_bytes() == big_text
