@@ -16,11 +16,12 @@ import os
 import stat
 import sys
 from typing import Callable, Optional
-from urllib.parse import quote, unquote, urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from gitfs.errors import FatalError
 from gitfs.options import Options
 from gitfs.repo import private_dirs
+from gitfs.repo.credentials import url_credentials
 
 HANDED_PASSWORD_ENV = "GITFS_URL_PASSWORD"  # the URL's password, from a process to the one it runs again
 
@@ -62,14 +63,6 @@ def check_secret_files(options: Options) -> None:
 
 
 # -- credentials in the URL ---------------------------------------------------------------------
-
-def url_credentials(url: str) -> tuple[str, str]:
-    """(user, password) written in a URL (scheme://user:password@host/...), unquoted."""
-    if "://" not in url:
-        return "", ""
-    parts = urlsplit(url)
-    return unquote(parts.username or ""), unquote(parts.password or "")
-
 
 def without_userinfo(url: str, *, keep_user: bool = False) -> str:
     """The URL without its user:password@ part (keep_user: without the password only)."""

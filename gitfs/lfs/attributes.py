@@ -16,6 +16,7 @@ from typing import Optional
 import pygit2
 
 from gitfs.repo import beneath
+from gitfs.repo.reading import files_named
 
 FILTER = "filter"
 LFS = "lfs"
@@ -44,17 +45,11 @@ def rules_use_lfs(text: bytes) -> bool:
 
 def tree_uses_lfs(git: pygit2.Repository, tree: pygit2.Oid) -> bool:
     """Whether a .gitattributes of the tree, any folder's, has a filter=lfs rule (LFS's
-    default: on then). A walk of the folders, not of the files."""
-    folders = [git[tree]]
-    while folders:
-        folder = folders.pop()
-        if not isinstance(folder, pygit2.Tree):
-            continue
-        if ATTRIBUTES_FILE in folder:
-            blob = git[folder[ATTRIBUTES_FILE].id]
-            if isinstance(blob, pygit2.Blob) and rules_use_lfs(blob.data):
-                return True
-        folders.extend(git[entry.id] for entry in folder if entry.type_str == "tree")
+    default: on then)."""
+    for oid in files_named(git, tree, ATTRIBUTES_FILE).values():
+        blob = git[oid]
+        if isinstance(blob, pygit2.Blob) and rules_use_lfs(blob.data):
+            return True
     return False
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from typing import Optional
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import pygit2
 
@@ -121,10 +121,3 @@ def may_authenticate(where: Endpoint, server: str, remote_url: str) -> bool:
         return True
     return "://" in remote_url and origin(server) == origin(remote_url)
 
-
-def credentials_in_url(url: str) -> tuple[str, str]:
-    """(user, password) written in a URL (https://user:password@host/...), unquoted."""
-    if "://" not in url:
-        return "", ""
-    parts = urlsplit(url)
-    return unquote(parts.username or ""), unquote(parts.password or "")

@@ -22,7 +22,7 @@ from gitfs.lfs.http import HttpTransfer, ssl_context
 from gitfs.lfs.ssh import SshAuthenticator
 from gitfs.lfs.store import ObjectStore, standalone_store
 from gitfs.lfs.transfer import CountingTransfer, StandaloneTransfer, Transfer
-from gitfs.repo.credentials import Credentials, transport_of
+from gitfs.repo.credentials import Credentials, transport_of, url_credentials
 from gitfs.repo.filemodes import GIT_DIR
 from gitfs.repo.repository import Repository, branch_ref
 
@@ -103,7 +103,7 @@ def _http_transfer(repo: Repository, local: ObjectStore, where: endpoint.Endpoin
         raise ValueError(f"no LFS server in {where.url!r}")
     authorization = None
     if endpoint.may_authenticate(where, server, remote_url):
-        url_user, url_password = endpoint.credentials_in_url(remote_url)
+        url_user, url_password = url_credentials(remote_url)
         user, password = credentials.username or url_user, credentials.password or url_password
         if user or password:
             authorization = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")

@@ -69,7 +69,8 @@ def replay_local_commits(repo: Repository, local: pygit2.Oid, remote: pygit2.Oid
             result.conflicts.extend(item.path for item in resolved)
             result.merged.extend(merged)
             if resolved:
-                message = _with_resolutions(message, resolved, _Authorship(git, remote, local))
+                message = _with_resolutions(message, resolved,
+                                            _last_changes(git, remote, local, [item.path for item in resolved]))
         tree = index.write_tree(git)
         if tree == onto_tree.id:
             continue  # the remote already has this change
@@ -119,25 +120,24 @@ def _merge_text(git: pygit2.Repository, path: str, ancestor: pygit2.IndexEntry, 
     return merged.content, merged.conflicts
 
 
-class _Authorship:
-    """Which of the remote's new commits last changed a path: the colleague's commit a
-    resolution names."""
-
-    def __init__(self, git: pygit2.Repository, remote: pygit2.Oid, local: pygit2.Oid):
-        self.git = git
-        self.remote = remote
-        self.local = local
-
-    def last_change(self, path: str) -> pygit2.Commit:
-        walker = self.git.walk(self.remote, SortMode.TOPOLOGICAL)
-        walker.hide(self.local)
-        for count, commit in enumerate(walker):
-            if count >= AUTHOR_SEARCH_LIMIT:
-                break
-            parent = commit.parents[0].tree if commit.parents else None
-            if _entry_id(commit.tree, path) != (_entry_id(parent, path) if parent is not None else None):
-                return commit
-        return cast(pygit2.Commit, self.git[self.remote])
+def _last_changes(git: pygit2.Repository, remote: pygit2.Oid, local: pygit2.Oid,
+                  paths: list[str]) -> dict[str, pygit2.Commit]:
+    """For each path, the newest of the remote's new commits that changed it (the
+    colleague's commit a resolution names): one walk, at most AUTHOR_SEARCH_LIMIT commits;
+    the remote's tip for a path not found in them."""
+    found: dict[str, pygit2.Commit] = {}
+    walker = git.walk(remote, SortMode.TOPOLOGICAL)
+    walker.hide(local)
+    for count, commit in enumerate(walker):
+        if count >= AUTHOR_SEARCH_LIMIT or len(found) == len(paths):
+            break
+        parent = commit.parents[0].tree if commit.parents else None
+        for path in paths:
+            if path not in found and _entry_id(commit.tree, path) != (
+                    _entry_id(parent, path) if parent is not None else None):
+                found[path] = commit
+    tip = cast(pygit2.Commit, git[remote])
+    return {path: found.get(path, tip) for path in paths}
 
 
 def _entry_id(tree: pygit2.Tree, path: str) -> Optional[pygit2.Oid]:
@@ -147,10 +147,10 @@ def _entry_id(tree: pygit2.Tree, path: str) -> Optional[pygit2.Oid]:
         return None
 
 
-def _with_resolutions(message: str, resolved: list[_Resolved], authorship: _Authorship) -> str:
+def _with_resolutions(message: str, resolved: list[_Resolved], changed_by: dict[str, pygit2.Commit]) -> str:
     lines = ["Conflicts with a colleague's changes, resolved with this version:"]
     for item in resolved:
         what = "deleted here" if item.deleted else "the whole file" if item.whole_file else "the lines both changed"
-        commit = authorship.last_change(item.path)
+        commit = changed_by[item.path]
         lines.append(f"  {item.path} ({what}) against {str(commit.id)[:10]} by {commit.author.name}")
     return message.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n"

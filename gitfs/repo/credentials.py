@@ -31,7 +31,7 @@ import socket
 import struct
 from dataclasses import dataclass, field
 from typing import Optional
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import pygit2
 
@@ -173,6 +173,14 @@ def ssh_home_for(credentials: Credentials) -> str:
 
 
 # -- URLs -----------------------------------------------------------------------------------------
+
+def url_credentials(url: str) -> tuple[str, str]:
+    """(user, password) written in a URL (scheme://user:password@host/...), unquoted."""
+    if "://" not in url:
+        return "", ""
+    parts = urlsplit(url)
+    return unquote(parts.username or ""), unquote(parts.password or "")
+
 
 def transport_of(url: str) -> str:
     """ssh, https, http, git, file or local (a path)."""

@@ -31,6 +31,21 @@ class TreeItem:
     pointer: Optional[StoredContent] = None  # an LFS file: the object its pointer blob names
 
 
+def files_named(git: pygit2.Repository, tree: pygit2.Oid, name: str) -> dict[str, pygit2.Oid]:
+    """{path: blob} of the files called `name` in any folder of the tree. A walk of its
+    folders: reading an index's entries one by one took seconds for 170,000 files."""
+    found: dict[str, pygit2.Oid] = {}
+    folders = [("", cast(pygit2.Tree, git[tree]))]
+    while folders:
+        prefix, folder = folders.pop()
+        if name in folder:
+            found[prefix + name] = folder[name].id
+        for entry in folder:
+            if entry.type_str == "tree":
+                folders.append((f"{prefix}{entry.name}/", cast(pygit2.Tree, git[entry.id])))
+    return found
+
+
 class TreeReading(CloneBase):
     """Entries of a commit's trees and what their files hold, sized and opened for readers."""
 

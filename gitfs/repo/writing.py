@@ -13,6 +13,7 @@ import pygit2
 from gitfs.repo import staging
 from gitfs.repo.compat import DeltaStatus, FileStatus
 from gitfs.repo.errors import local_write
+from gitfs.repo.reading import files_named
 from gitfs.repo.refs import BranchRefs, branch_ref
 
 
@@ -40,19 +41,9 @@ class IndexWriting(BranchRefs):
         return result
 
     def gitignore_paths(self) -> set[str]:
-        """The `.gitignore` files of the branch tip. A walk of its folders: reading the
-        index's entries one by one took seconds for 170,000 files."""
+        """The `.gitignore` files of the branch tip (reading.files_named)."""
         tip = self.branch_tip()
-        found: set[str] = set()
-        folders = [("", self._commit(tip).tree)] if tip is not None else []
-        while folders:
-            prefix, tree = folders.pop()
-            if ".gitignore" in tree:
-                found.add(prefix + ".gitignore")
-            for entry in tree:
-                if entry.type_str == "tree":
-                    folders.append((f"{prefix}{entry.name}/", cast(pygit2.Tree, self.git[entry.id])))
-        return found
+        return set(files_named(self.git, self._commit(tip).tree_id, ".gitignore")) if tip is not None else set()
 
     @local_write()
     def stage_paths(self, paths: Iterable[str]) -> None:

@@ -126,8 +126,9 @@ class SyncCycle:
         if filled:
             self.kernel.changed(filled, filled)  # new files under those names
         if commit:
-            self._follow_lfs_rules(self.jobs.paths())  # a .gitattributes written through the mount
-            self.repo.prepare_staging(self.jobs.paths())  # big LFS files hashed before the freeze
+            pending = self.jobs.paths()
+            self._follow_lfs_rules(pending)  # a .gitattributes written through the mount
+            self.repo.prepare_staging(pending)  # big LFS files hashed before the freeze
             with self.state.frozen():
                 committed = self.commit_pending(include_open=include_open, hold=hold)
         result = self.sync_with_remote(hold=hold)
