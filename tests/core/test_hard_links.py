@@ -25,3 +25,30 @@ def test_a_file_named_by_its_inode_is_found_after_the_name_written_through_is_go
     status = os.stat(tmp_path / "a")
     os.unlink(tmp_path / "a")
     assert other_names(str(tmp_path), ["a"], [(status.st_dev, status.st_ino)]) == {"b"}
+
+
+def test_names_past_one_system_calls_path_length_are_found(tmp_path):
+    """Folders 20 deep of 250-byte names: the second name is 5,000 bytes from the root."""
+    (tmp_path / "a").write_text("shared\n")
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(20):
+            os.mkdir("d" * 250, dir_fd=fd)
+            inner = os.open("d" * 250, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        os.link(tmp_path / "a", "b", dst_dir_fd=fd)
+    finally:
+        os.close(fd)
+    deep = "/".join(["d" * 250] * 20) + "/b"
+    assert len(os.fsencode(str(tmp_path / deep))) > 4096
+    assert other_names(str(tmp_path), ["a"]) == {deep}
+
+
+def test_a_link_to_a_folder_is_not_followed(tmp_path):
+    outside = tmp_path / "outside"
+    (outside / "tree").mkdir(parents=True)
+    (outside / "tree" / "a").write_text("shared\n")
+    os.link(outside / "tree" / "a", outside / "elsewhere")
+    os.symlink(outside, outside / "tree" / "up")
+    assert other_names(str(outside / "tree"), ["a"]) == set()
