@@ -3,18 +3,25 @@ random bytes; 200 sparse files of 9.5 MB; an fsstress-like tree of 2,700 files u
 folders deep, a third sparse): time until the remote has it (and until committed) beside
 `git add -A && git commit` + `git push` of the same tree to a remote of its own, the
 seconds the status said nothing pending before the remote had it, the daemon's peak RSS
-and the unmount time."""
+and the unmount time. The remote is a path, or with --batch-remote ssh the same bare
+repositories behind an OpenSSH server on 127.0.0.1 (the tests' launcher), for git and
+GitFS alike."""
 
 from __future__ import annotations
 
 import json
 import os
 import random
+import shlex
+import sys
 import time
+from pathlib import Path
 from typing import Optional
 
 from files_bench import make_small_remote
-from harness import BRANCH, MB, Bench, Mount, fmt_mb, ratio_x, secs
+from harness import BRANCH, MB, ROOT, Bench, Mount, fmt_mb, ratio_x, secs
+
+sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 BATCH_KINDS = ("small", "big", "sparse", "stress")
 
@@ -57,7 +64,37 @@ def write_batch(root: str, kind: str, quick: bool) -> None:
                     handle.write(rng.randbytes(rng.randint(0, 3000)))
 
 
-def plain_git_batch(bench: Bench, kind: str) -> tuple[float, float]:
+class BatchRemote:
+    """Where the bursts are pushed: the bare repository's path, or an ssh:// URL of it served
+    by an sshd on 127.0.0.1 with a key of the bench's own (git and GitFS both use it)."""
+
+    def __init__(self, bench: Bench, kind: str):
+        self.kind = kind
+        self.server = None
+        self.git_env = ""
+        self.mount_options = ""
+        if kind == "ssh":
+            from servers import KeyPair, SshServer  # noqa: PLC0415  # the tests' launcher, only for ssh
+            folder = Path(bench.path("sshd"))
+            folder.mkdir()
+            key = KeyPair(folder, "bench_key")
+            self.server = SshServer(folder, [key])
+            self.server.start()
+            known = folder / "known_hosts"
+            known.write_text(self.server.known_hosts_line())
+            self.git_env = "GIT_SSH_COMMAND=" + shlex.quote(
+                f"ssh -i {key.private} -o UserKnownHostsFile={known} -o StrictHostKeyChecking=yes") + " "
+            self.mount_options = f",ssh_key={key.private},ssh_known_hosts={known}"
+
+    def url(self, bare: str) -> str:
+        return bare if self.server is None else self.server.url(bare)
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+
+
+def plain_git_batch(bench: Bench, kind: str, remote: BatchRemote) -> tuple[float, float]:
     """(git add -A && git commit, git push) of the same burst to a remote like GitFS's."""
     bare, work = bench.path("remotes", f"batch-{kind}-git.git"), bench.path(f"batch-{kind}-git")
     make_small_remote(bench, bare, work)
@@ -65,7 +102,7 @@ def plain_git_batch(bench: Bench, kind: str) -> tuple[float, float]:
     write_batch(os.path.join(work, "burst"), kind, bench.args.quick)
     bench.drop_caches()
     commit_s = bench.sh(f"cd '{work}' && git add -A && git commit -q -m burst")
-    push_s = bench.sh(f"cd '{work}' && git push -q '{bare}' {BRANCH}")
+    push_s = bench.sh(f"cd '{work}' && {remote.git_env}git push -q '{remote.url(bare)}' {BRANCH}")
     return commit_s, push_s
 
 
@@ -78,58 +115,72 @@ def read_status_file(mount: Mount) -> Optional[dict]:
 
 
 def bench_batches(bench: Bench) -> None:
-    print("[11] batches: a burst into current/ (sync_timeout=1) until the remote has it, vs plain git ...", flush=True)
+    remote = BatchRemote(bench, bench.args.batch_remote)
+    try:
+        for kind in bench.args.batches.split(","):
+            bench_batch(bench, kind, remote)
+    finally:
+        remote.stop()
+
+
+def bench_batch(bench: Bench, kind: str, remote: BatchRemote) -> None:
+    print(f"[11] batches: a burst into current/ (sync_timeout=1) until the {remote.kind} remote has it, "
+          "vs plain git ...", flush=True)
     sync_timeout = 1.0
-    for kind in bench.args.batches.split(","):
-        commit_s, push_s = plain_git_batch(bench, kind)
-        bare, work = bench.path("remotes", f"batch-{kind}.git"), bench.path(f"batch-{kind}-work")
-        make_small_remote(bench, bare, work)
-        source = bench.path(f"batch-{kind}-source")
-        write_batch(source, kind, bench.args.quick)
-        mount = Mount(bench, bare, f"batch-{kind}", f"sync_timeout={sync_timeout:g},fetch_timeout=2,max_size=0")
-        mount.mount()
-        tip = bench.git("--git-dir", bare, "rev-parse", BRANCH).strip()
-        copy_s = bench.sh(f"cp -a --sparse=always '{source}' '{mount.current}/burst'")
-        written = time.perf_counter()
-        committed = on_remote = None
-        lied = 0.0  # seconds the status said nothing pending while the remote lacked the burst
-        last = written
-        activity: set[str] = set()
-        deadline = written + 600
-        while time.perf_counter() < deadline:
-            state = read_status_file(mount)
-            now = time.perf_counter()
-            moved = bench.git("--git-dir", bare, "rev-parse", BRANCH).strip() != tip
-            if state is not None:
-                pending = state["pending"]
-                in_progress = state.get("in_progress") or {}
-                if in_progress.get("committing"):
-                    activity.add("committing")
-                if in_progress.get("pushing"):
-                    activity.add("pushing")
-                if committed is None and pending["commits_not_pushed"]:
-                    committed = now - written
-                nothing = not pending["commits_not_pushed"] and not pending["changes_not_committed"]
-                if nothing and not moved:
-                    lied += now - last
-                if nothing and moved:
-                    on_remote = now - written
-                    break
-            last = now
-            time.sleep(0.05)
-        peak_kb = mount.rss_kb("VmHWM")
-        started_unmount = time.perf_counter()
-        mount.unmount()
-        unmount_s = time.perf_counter() - started_unmount
-        git_s = commit_s + push_s
-        if on_remote is None:
-            bench.problem(f"batch {kind}: not on the remote within {deadline - written:.0f} s")
-        bench.row(f"batch {kind}: on the remote, from the end of the copy (copy {secs(copy_s)})", secs(on_remote),
-                  f"{secs(git_s)} git add+commit {secs(commit_s)} + push {secs(push_s)}",
-                  ratio_x(on_remote, git_s), f"≤ 1.5× git + {sync_timeout:g} s",
-                  on_remote is not None and on_remote <= 1.5 * git_s + sync_timeout)
-        bench.row(f"  … committed (status: commits_not_pushed); status said {', '.join(sorted(activity)) or '—'}",
-                  secs(committed), f"{secs(commit_s)} git add+commit", ratio_x(committed, commit_s), "—")
-        bench.row("  … seconds the status said nothing pending before the remote had it", f"{lied:.1f} s", "—", "—",
-                  "0 s", lied == 0)
-        bench.row("  … daemon peak RSS; unmount time", fmt_mb(peak_kb), "—", "—", f"unmount {secs(unmount_s)}")
+    commit_s, push_s = plain_git_batch(bench, kind, remote)
+    bare, work = bench.path("remotes", f"batch-{kind}.git"), bench.path(f"batch-{kind}-work")
+    make_small_remote(bench, bare, work)
+    source = bench.path(f"batch-{kind}-source")
+    write_batch(source, kind, bench.args.quick)
+    mount = Mount(bench, remote.url(bare), f"batch-{kind}",
+                  f"sync_timeout={sync_timeout:g},fetch_timeout=2,max_size=0{remote.mount_options}")
+    mount.mount()
+    tip = bench.git("--git-dir", bare, "rev-parse", BRANCH).strip()
+    copy_s = bench.sh(f"cp -a --sparse=always '{source}' '{mount.current}/burst'")
+    written = time.perf_counter()
+    committed = on_remote = None
+    lied = 0.0  # seconds the status said nothing pending while the remote lacked the burst
+    last = written
+    activity: set[str] = set()
+    deadline = written + 600
+    while time.perf_counter() < deadline:
+        state = read_status_file(mount)
+        now = time.perf_counter()
+        moved = bench.git("--git-dir", bare, "rev-parse", BRANCH).strip() != tip
+        if state is not None:
+            pending = state["pending"]
+            in_progress = state.get("in_progress") or {}
+            if in_progress.get("committing"):
+                activity.add("committing")
+            if in_progress.get("pushing"):
+                activity.add("pushing")
+            if committed is None and pending["commits_not_pushed"]:
+                committed = now - written
+            nothing = not pending["commits_not_pushed"] and not pending["changes_not_committed"]
+            if nothing and not moved:
+                lied += now - last
+            if nothing and moved:
+                on_remote = now - written
+                break
+        last = now
+        time.sleep(0.05)
+    peak_kb = mount.rss_kb("VmHWM")
+    started_unmount = time.perf_counter()
+    mount.unmount()
+    unmount_s = time.perf_counter() - started_unmount
+    git_s = commit_s + push_s
+    if on_remote is None:
+        bench.problem(f"batch {kind}: not on the remote within {deadline - written:.0f} s")
+    bench.row(f"batch {kind}: on the {remote.kind} remote, from the end of the copy (copy {secs(copy_s)})",
+              secs(on_remote),
+              f"{secs(git_s)} git add+commit {secs(commit_s)} + push {secs(push_s)}",
+              ratio_x(on_remote, git_s), f"≤ 1.5× git + {sync_timeout:g} s",
+              on_remote is not None and on_remote <= 1.5 * git_s + sync_timeout)
+    bench.row(f"  … committed (status: commits_not_pushed); status said {', '.join(sorted(activity)) or '—'}",
+              secs(committed), f"{secs(commit_s)} git add+commit", ratio_x(committed, commit_s), "—")
+    pushed = None if committed is None or on_remote is None else on_remote - committed
+    bench.row("  … pushed (from committed to on the remote)", secs(pushed), f"{secs(push_s)} git push",
+              ratio_x(pushed, push_s), "≤ 1.5× git push", pushed is not None and pushed <= 1.5 * push_s)
+    bench.row("  … seconds the status said nothing pending before the remote had it", f"{lied:.1f} s", "—", "—",
+              "0 s", lied == 0)
+    bench.row("  … daemon peak RSS; unmount time", fmt_mb(peak_kb), "—", "—", f"unmount {secs(unmount_s)}")

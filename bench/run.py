@@ -90,6 +90,9 @@ def main(argv=None) -> int:
                              f"(default {TREE_FILES}:{TREE_COMMITS}; e.g. 20000:2000,100000:2000)")
     parser.add_argument("--batches", default=",".join(BATCH_KINDS),
                         help=f"comma-separated bursts of the batches section (default {','.join(BATCH_KINDS)})")
+    parser.add_argument("--batch-remote", choices=("path", "ssh"), default="path",
+                        help="the batches section's remote: a bare repository's path (default) or the same over "
+                             "an sshd on 127.0.0.1")
     parser.add_argument("--count-round-trips", action="store_true",
                         help="count the round trips of each per-file workload (strace on the daemon; slow)")
     parser.add_argument("--code", help="mount this checkout of GitFS instead of this one (to compare two versions)")
