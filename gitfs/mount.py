@@ -50,7 +50,7 @@ from gitfs.views.versions import VersionsView
 
 log = logging.getLogger(__name__)
 
-UNMOUNT_PUSH_SECONDS = 30.0  # the final cycle's deadline, from when it starts
+UNMOUNT_PUSH_SECONDS = 30.0  # the final push's deadline, once the last commit is made
 
 
 def recovered_jobs(paths: list[str]) -> list[CommitJob]:
@@ -176,9 +176,10 @@ class Mount:
             self.on_ready()
 
     def stop(self) -> None:
-        """FUSE destroy: the sync worker commits what is pending and pushes it if the remote
-        answers in time. A worker stuck longer than that (a network call that hangs) is left
-        behind: whatever it had not committed is on disk, and the next mount commits it."""
+        """FUSE destroy: the sync worker commits what is pending, however long that takes,
+        and pushes it if the remote answers in time. A push stuck longer than that (a
+        network call that hangs) is left behind: the commit is in the clone, and the next
+        mount pushes it."""
         self.kernel.detach()  # unmounted: nothing is cached any more
         self.fetch_worker.stop(timeout=10)
         self.sync_worker.stop(timeout=UNMOUNT_PUSH_SECONDS + 10)

@@ -325,10 +325,11 @@ class SyncCycle:
 
     # -- at unmount ------------------------------------------------------------------
 
-    def final(self, seconds: float) -> None:
+    def final(self, seconds: float, on_committed: Callable[[], None] = lambda: None) -> None:
         """Commit everything, then push if the remote answers within `seconds`."""
         with self.state.frozen():
             self.commit_pending()
+        on_committed()
         if self.repo.count_ahead() == 0 and self.repo.remote_tip() is not None:
             return
         pusher = threading.Thread(target=self._push_quietly, name="FinalPush", daemon=True)

@@ -6,7 +6,9 @@ editor's swap file holds nothing back; a file open longer than ten
 sync_timeouts is committed with what it holds). SIGUSR1 skips the wait, a wake-up
 from the fetch worker brings the remote's change in even while a file is being
 written, and failures back off 1, 2, 4 ... 60 s. At unmount the same thread runs
-the final cycle, its deadline counted from when it starts.
+the final cycle: it commits everything however long that takes (a commit is local: it
+ends, and a daemon that quit half-way would leave the clone's index locked), then gives
+the push final_seconds; what is not on the remote by then the next mount pushes.
 
 A sync asked for now (SIGUSR1, unmount) covers every change whose close(2) returned
 before the request. close(2) returns before the kernel sends RELEASE, so such a file
@@ -36,6 +38,7 @@ MAX_BACKOFF = 60.0
 FINAL_SYNC_SECONDS = 30.0
 # A RELEASE arrives milliseconds after close(2); a file still open after this is in use.
 RELEASE_WAIT = 5.0
+COMMIT_NOTICE_SECONDS = 60.0  # how often an unmount waiting for a long final commit says so
 
 
 class SyncWorker(threading.Thread):
@@ -61,6 +64,7 @@ class SyncWorker(threading.Thread):
         self.final_seconds = final_seconds
         self.clock = clock
         self._stopping = threading.Event()
+        self._final_commit_done = threading.Event()  # the final cycle's commit ended, or failed
         # sync_now() asked for a cycle now (no quiet period, no back-off): the files open
         # for writing at each request since the last cycle; None if none was asked for.
         self._request_lock = threading.Lock()
@@ -86,9 +90,12 @@ class SyncWorker(threading.Thread):
         self.jobs.wake()
 
     def stop(self, timeout: float) -> None:
-        """Let the thread run its final cycle and end; wait for it at most timeout seconds."""
+        """Let the thread run its final cycle and end: wait for its commit whatever it
+        takes, then at most timeout seconds for the push."""
         self._stopping.set()
         self.jobs.wake()
+        while self.is_alive() and not self._final_commit_done.wait(COMMIT_NOTICE_SECONDS):
+            log.info("unmount: still committing the last changes")
         self.join(timeout)
         if self.is_alive():
             log.warning("SyncWorker did not stop within %.0f s", timeout)
@@ -102,7 +109,10 @@ class SyncWorker(threading.Thread):
         while not self._stopping.is_set():
             self.step()
         self._await_releases(set(self.writing()))  # unmounted: every file is closed, or closing
-        self._guarded(lambda: self.cycle.final(self.final_seconds))
+        try:
+            self._guarded(lambda: self.cycle.final(self.final_seconds, on_committed=self._final_commit_done.set))
+        finally:
+            self._final_commit_done.set()
 
     def step(self, timeout: Optional[float] = None) -> Optional[CycleResult]:
         """Wait for news (at most timeout, else until a cycle may be due), then run a

@@ -2,6 +2,8 @@
 with a fake clock, on real repositories; the thread is never started except where the
 test is about the thread (the final cycle at stop)."""
 
+import time
+
 import pytest
 
 from gitfs.sync.jobs import CommitJob
@@ -139,6 +141,24 @@ def test_stop_runs_the_final_cycle_on_the_worker_thread(rig, writers):
     worker.stop(timeout=30)
     assert not worker.is_alive()
     assert rig.remote.show("last.txt") == b"at unmount\n"
+
+
+def test_stop_waits_for_the_final_commit_however_long_it_takes(rig, writers):
+    """The push has a deadline at unmount, the commit none: a daemon that quit half-way
+    through a commit would leave the change uncommitted and the clone's index locked."""
+    worker = worker_for(rig, writers, sync_timeout=3600)
+    commit_pending = rig.cycle.commit_pending
+
+    def slow_commit(*args, **kwargs):
+        time.sleep(2)  # a burst of thousands of files: longer than the push's deadline
+        return commit_pending(*args, **kwargs)
+
+    rig.cycle.commit_pending = slow_commit
+    worker.start()
+    rig.write("last.txt", "at unmount\n")
+    worker.stop(timeout=0.1)
+    assert "last.txt" in git("ls-tree", "--name-only", "HEAD", cwd=rig.path).split()
+    worker.join(30)
 
 
 def test_sync_now_waits_for_the_files_closed_before_it_and_holds_those_still_open(rig, writers):
