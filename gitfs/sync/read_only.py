@@ -73,5 +73,6 @@ class ReadOnlyCycle(SyncCycle):
         log.info("read-only mount: now at the remote's %s", str(remote_tip)[:10])
         return CycleResult()
 
-    def final(self, seconds: float) -> None:
+    def final(self, seconds: float, on_committed: Callable[[], None] = lambda: None) -> None:
         """At unmount: nothing to commit or push."""
+        on_committed()
