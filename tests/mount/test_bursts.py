@@ -92,6 +92,7 @@ def test_unmount_right_after_a_burst_commits_and_pushes_it(remote, mount_gitfs, 
     burst(mount, operations, fsx_operations, seed=33)
     unmounting = time.monotonic()
     assert mount.stop(timeout=UNMOUNT_SECONDS + 60) == 0  # fusermount3 -u, then the daemon's exit
+    print(f"unmounted in {time.monotonic() - unmounting:.1f} s")
     # The documented bound, with a margin for a loaded machine (the workers' own deadlines
     # add 10 s beyond it).
     assert time.monotonic() - unmounting < 2 * UNMOUNT_SECONDS
