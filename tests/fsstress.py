@@ -82,7 +82,7 @@ def _worker(root: str, seed: int, worker: int, operations: int) -> None:
 
 def start(root: Path, *, processes: int = 4, operations: int = 1000, seed: int = 1) -> list:
     """`processes` processes started, each to do `operations` random operations in root
-    (wait() for them). They are forked before the caller starts any thread of its own."""
+    (wait() for them). Forked: start them before the caller has threads of its own."""
     os.makedirs(root, exist_ok=True)
     context = multiprocessing.get_context("fork")
     workers = [context.Process(target=_worker, args=(str(root), seed, worker, operations))

@@ -13,7 +13,7 @@ tried once, then skipped, and the result says so. The same seed gives the same o
 (on a file system that supports the same ones). A failure raises an AssertionError that
 names the seed, the operation and the last operations done.
 
-Run alone: python tests/fsx.py FILE [--operations N] [--seed S]
+Run alone, from the checkout: PYTHONPATH=. python tests/fsx.py FILE [--operations N] [--seed S] [--max-size BYTES] [--max-length BYTES]
 """
 
 from __future__ import annotations
@@ -98,8 +98,10 @@ class Exerciser:
 
     def fail(self, what: str) -> None:
         tail = "\n".join(self.log)
+        again = (f"PYTHONPATH=. python tests/fsx.py FILE --seed {self.seed} --operations {self.number} "
+                 f"--max-size {self.max_size} --max-length {self.max_length}")
         raise AssertionError(f"fsx (seed {self.seed}) failed at operation {self.number} on {self.path}: {what}\n"
-                             f"last operations:\n{tail}")
+                             f"again: {again}\nlast operations:\n{tail}")
 
     def check(self, offset: int, got: bytes, length: int, what: str) -> None:
         """`got`, read from offset after asking for `length` bytes, is what the model holds there."""
@@ -108,7 +110,7 @@ class Exerciser:
             return
         at = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), min(len(got), len(expected)))
         writer = self.writer[offset + at] if offset + at < len(self.writer) else None
-        source = {None: "past the end", -1: "never written: zeros"}.get(writer, f"written by operation {writer}")
+        source = {None: "past the end", -1: "zeros: a hole, cut or never written"}.get(writer, f"written by operation {writer}")
         self.fail(f"{what} of {length:#x} at {offset:#x}: {len(got):#x} bytes, expected {len(expected):#x}; "
                   f"first difference at {offset + at:#x}: got {got[at:at + 16].hex()}, expected "
                   f"{expected[at:at + 16].hex()} ({source}); file size {len(self.model):#x}")
@@ -238,10 +240,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--operations", "-N", type=int, default=1000)
     parser.add_argument("--seed", "-S", type=int, default=1)
     parser.add_argument("--max-size", type=int, default=256 * 1024)
+    parser.add_argument("--max-length", type=int, default=64 * 1024)
     arguments = parser.parse_args(argv)
     try:
         result = run(arguments.file, operations=arguments.operations, seed=arguments.seed,
-                     max_size=arguments.max_size)
+                     max_size=arguments.max_size, max_length=arguments.max_length)
     except AssertionError as error:
         print(error, file=sys.stderr)
         return 1

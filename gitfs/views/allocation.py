@@ -25,4 +25,3 @@ def fallocate(fd: int, mode: int, offset: int, length: int) -> None:
     if _libc.fallocate(fd, mode, offset, length) != 0:
         code = ctypes.get_errno()
         raise OSError(code, os.strerror(code))
-
