@@ -13,7 +13,8 @@ tried once, then skipped, and the result says so. The same seed gives the same o
 (on a file system that supports the same ones). A failure raises an AssertionError that
 names the seed, the operation and the last operations done.
 
-Run alone, from the checkout: PYTHONPATH=. python tests/fsx.py FILE [--operations N] [--seed S] [--max-size BYTES] [--max-length BYTES]
+Run alone, from the checkout:
+    PYTHONPATH=. python tests/fsx.py FILE [--operations N] [--seed S] [--max-size BYTES] [--max-length BYTES]
 """
 
 from __future__ import annotations
@@ -110,7 +111,8 @@ class Exerciser:
             return
         at = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), min(len(got), len(expected)))
         writer = self.writer[offset + at] if offset + at < len(self.writer) else None
-        source = {None: "past the end", -1: "zeros: a hole, cut or never written"}.get(writer, f"written by operation {writer}")
+        source = {None: "past the end", -1: "zeros: a hole, cut or never written"}.get(
+            writer, f"written by operation {writer}")
         self.fail(f"{what} of {length:#x} at {offset:#x}: {len(got):#x} bytes, expected {len(expected):#x}; "
                   f"first difference at {offset + at:#x}: got {got[at:at + 16].hex()}, expected "
                   f"{expected[at:at + 16].hex()} ({source}); file size {len(self.model):#x}")
