@@ -196,6 +196,9 @@ class Router(Operations):
     def release(self, path, fh):
         return self._call("release", path, fh.fh)
 
+    def fallocate(self, path, mode, offset, size, fh):
+        return self._call("fallocate", path, mode, offset, size, fh.fh)
+
 
 def _skip_flush(fi) -> None:
     """No view does anything on flush: spare the kernel that round trip at every close."""

@@ -80,15 +80,25 @@ def _worker(root: str, seed: int, worker: int, operations: int) -> None:
                 raise
 
 
-def run(root: Path, *, processes: int = 4, operations: int = 1000, seed: int = 1) -> None:
-    """`processes` processes, each doing `operations` random operations in root."""
+def start(root: Path, *, processes: int = 4, operations: int = 1000, seed: int = 1) -> list:
+    """`processes` processes started, each to do `operations` random operations in root
+    (wait() for them). Forked: start them before the caller has threads of its own."""
     os.makedirs(root, exist_ok=True)
     context = multiprocessing.get_context("fork")
     workers = [context.Process(target=_worker, args=(str(root), seed, worker, operations))
                for worker in range(processes)]
     for process in workers:
         process.start()
+    return workers
+
+
+def wait(workers: list) -> None:
     for process in workers:
         process.join()
     failed = [process.exitcode for process in workers if process.exitcode]
     assert not failed, f"fsstress workers failed: {failed}"
+
+
+def run(root: Path, *, processes: int = 4, operations: int = 1000, seed: int = 1) -> None:
+    """`processes` processes, each doing `operations` random operations in root."""
+    wait(start(root, processes=processes, operations=operations, seed=seed))

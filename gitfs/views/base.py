@@ -90,6 +90,13 @@ class View(Operations):
     def __init__(self, owner: Owner):
         self.owner = owner
 
+    def fallocate(self, path, mode, offset, size, fh):
+        """Only current/'s files can be allocated (CurrentView); the kernel refuses a file
+        open for reading before it comes here."""
+        # Not mfusepy's ENOSYS: the kernel takes that as "this mount has no fallocate" and
+        # never asks again, for current/'s files either.
+        raise FuseOSError(errno.EOPNOTSUPP)
+
 
 class ReadOnlyView(View):
     """Every mutating call is EROFS; so is opening for writing."""

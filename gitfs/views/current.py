@@ -23,6 +23,7 @@ from gitfs.repo.repository import KEEP_FILE
 from gitfs.sync.jobs import CommitJob, PendingJobs
 from gitfs.sync.state import SyncState
 from gitfs.views import keep
+from gitfs.views.allocation import FALLOC_FL_KEEP_SIZE, fallocate
 from gitfs.views.base import Owner, is_write_open
 from gitfs.views.links import KernelAttributes, folder_of, lstat_or_none, same_file_names
 from gitfs.views.listed_attributes import ListedAttributes
@@ -134,6 +135,17 @@ class CurrentView(PassthroughView):
             open_file.change = "Update"
         self._forget(open_file.other_names)
         return written
+
+    def fallocate(self, path, mode, offset, size, fh):
+        """Space allocated, a hole punched or a range zeroed, by the clone's file system
+        (allocation.py). An allocation that grows the file counts against max_size."""
+        open_file = self.handles.get(fh)
+        if not mode & FALLOC_FL_KEEP_SIZE:
+            self._check_size(offset + size, open_file.path)
+        with self.sync_state.mutation():
+            fallocate(self._fd(fh), mode, offset, size)  # a mode the clone's disk lacks: its EOPNOTSUPP
+            open_file.change = "Update"
+        self._forget(open_file.other_names)
 
     def truncate(self, path, length, fh=None):
         relative = self._relative(path)

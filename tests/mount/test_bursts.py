@@ -1,12 +1,27 @@
 """Layer 3: a burst of changes (fsstress-like: thousands of files, sparse ones, deep
-folders, links) and what the status says until the remote has it: a script that waits
-for "0 pending" must then find everything on the remote."""
+folders, links; at the same time fsx-like: one file read, written, truncated, mapped,
+allocated and punched, every read checked) and what follows it: the status until the
+remote has it (a script that waits for "0 pending" must then find everything on the
+remote), and an unmount right after it."""
 
 import os
+import time
 
 import fsstress
+import fsx
+import pytest
 
 from helpers import plain_tree, read_status, remote_tree, wait_for, without_redundant_keeps
+
+FOLDERS = ("stress", "fsx")  # fsstress's tree, fsx's file
+FSX_FILE = "fsx/file"
+# What fsx must find supported on current/ (the clone is on a file system that has them;
+# FALLOC_FL_ZERO_RANGE reaches a FUSE file system only on newer kernels).
+FALLOCATE_KINDS = {"allocate", "allocate_keep_size", "punch_hole"}
+# (fsstress operations per process, fsx operations): a few tens of seconds in `make test`.
+BURSTS = [pytest.param(700, 3000, id="test"),
+          pytest.param(3000, 30000, id="stress", marks=pytest.mark.stress)]
+UNMOUNT_SECONDS = 30  # README: at unmount pending changes are committed and pushed, for up to 30 s
 
 
 def nothing_pending(state: dict) -> bool:
@@ -14,17 +29,36 @@ def nothing_pending(state: dict) -> bool:
 
 
 def tree_of(root) -> dict:
-    """{path: (mode, bytes)} under root/stress, paths starting with stress/."""
-    return without_redundant_keeps({f"stress/{path}": entry for path, entry in plain_tree(root / "stress").items()})
+    """{path: (mode, bytes)} of the burst's folders under root, paths starting with their names."""
+    return without_redundant_keeps({f"{folder}/{path}": entry for folder in FOLDERS
+                                    for path, entry in plain_tree(root / folder).items()})
+
+
+def remote_tree_of(remote) -> dict:
+    return without_redundant_keeps({path: entry for folder in FOLDERS
+                                    for path, entry in remote_tree(remote.bare, prefix=folder).items()})
 
 
 def several_links(path) -> bool:
     return not os.path.islink(path) and os.path.isfile(path) and os.stat(path).st_nlink > 1
 
 
-def test_after_a_burst_nothing_pending_means_the_remote_has_it(remote, mount_gitfs):
+def burst(mount, operations: int, fsx_operations: int, seed: int) -> None:
+    """fsstress (4 processes) in current/stress and, at the same time, fsx on current/fsx/file."""
+    (mount.current / "fsx").mkdir()
+    workers = fsstress.start(mount.current / "stress", processes=4, operations=operations, seed=seed)
+    try:
+        result = fsx.run(mount.current / FSX_FILE, operations=fsx_operations, seed=seed)
+    finally:
+        fsstress.wait(workers)
+    print(result.summary())
+    assert not FALLOCATE_KINDS & result.unsupported, result.summary()
+
+
+@pytest.mark.parametrize(("operations", "fsx_operations"), BURSTS)
+def test_after_a_burst_nothing_pending_means_the_remote_has_it(remote, mount_gitfs, operations, fsx_operations):
     mount = mount_gitfs(remote, sync_timeout=1)
-    fsstress.run(mount.current / "stress", processes=4, operations=700, seed=32)
+    burst(mount, operations, fsx_operations, seed=32)
     states = []
 
     def done() -> bool:
@@ -33,7 +67,7 @@ def test_after_a_burst_nothing_pending_means_the_remote_has_it(remote, mount_git
 
     # A script waiting for "0 pending" from the end of the burst, then reading the remote.
     wait_for(done, timeout=300, interval=0.05, message="nothing pending")
-    on_remote = without_redundant_keeps(remote_tree(remote.bare, prefix="stress"))
+    on_remote = remote_tree_of(remote)
     on_disk = tree_of(mount.repo_path)  # what the programs wrote, in the clone's working tree
     assert len(on_disk) > 500
     assert sorted(set(on_disk) ^ set(on_remote)) == []
@@ -50,6 +84,22 @@ def test_after_a_burst_nothing_pending_means_the_remote_has_it(remote, mount_git
 
     fresh = mount_gitfs(remote)
     assert tree_of(fresh.current) == on_remote
+
+
+@pytest.mark.parametrize(("operations", "fsx_operations"), BURSTS)
+def test_unmount_right_after_a_burst_commits_and_pushes_it(remote, mount_gitfs, operations, fsx_operations):
+    mount = mount_gitfs(remote, sync_timeout=1)
+    burst(mount, operations, fsx_operations, seed=33)
+    unmounting = time.monotonic()
+    assert mount.stop(timeout=UNMOUNT_SECONDS + 60) == 0  # fusermount3 -u, then the daemon's exit
+    print(f"unmounted in {time.monotonic() - unmounting:.1f} s")
+    # The documented bound, with a margin for a loaded machine (the workers' own deadlines
+    # add 10 s beyond it).
+    assert time.monotonic() - unmounting < 2 * UNMOUNT_SECONDS
+    assert "did not stop within" not in mount.log_text()
+    written = tree_of(mount.repo_path)  # what the programs wrote, left in the clone
+    assert len(written) > 500
+    assert remote_tree_of(remote) == written
 
 
 def test_a_write_through_one_hard_link_reaches_the_other_name(remote, mount_gitfs):

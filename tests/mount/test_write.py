@@ -13,6 +13,7 @@ import subprocess
 
 import pytest
 
+from gitfs.views.allocation import FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE, fallocate
 from helpers import git, wait_for
 
 INITIAL = "Initial test commit"
@@ -118,6 +119,28 @@ def test_truncate_to_grow_a_file(remote, mount_gitfs):
     os.truncate(mount.current / "me", 3)
     wait_for_subject(remote, "Update /me")
     assert remote.show("me") == b"\0\0\0"
+
+
+def test_fallocate_punches_holes_and_allocates_and_the_remote_gets_it(remote, mount_gitfs):
+    mount = mount_gitfs(remote)
+    page = 4096
+    fd = os.open(mount.current / "holes", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, b"x" * 3 * page)
+        os.fsync(fd)
+        fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, page, page)
+        # A hole on the clone's disk: the page's block went.
+        assert os.stat(mount.repo_path / "holes").st_blocks * 512 == 2 * page
+        fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 8 * page)
+        assert os.fstat(fd).st_size == 3 * page
+        fallocate(fd, 0, 0, 4 * page)
+        assert os.fstat(fd).st_size == 4 * page
+        expected = b"x" * page + bytes(page) + b"x" * page + bytes(page)
+        assert os.pread(fd, 5 * page, 0) == expected
+    finally:
+        os.close(fd)
+    wait_for_subject(remote, "Update /holes")
+    assert remote.show("holes") == expected
 
 
 def test_fsync_then_close_is_one_commit(remote, mount_gitfs):
@@ -472,6 +495,8 @@ def test_write_past_max_size_is_efbig(remote, mount_gitfs):
     finally:
         os.close(fd)
     expect_errno({errno.EFBIG}, os.truncate, mount.current / "testing", limit + 1)
+    with open(mount.current / "testing", "r+b") as handle:
+        expect_errno({errno.EFBIG}, os.posix_fallocate, handle.fileno(), 0, limit + 1)
     wait_for(lambda: "fits" in remote.files(), message="the file that fits")
     assert len(remote.show("fits")) == limit
 

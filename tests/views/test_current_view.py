@@ -17,10 +17,12 @@ from mfusepy import FuseOSError
 from gitfs.handles import HandleTable
 from gitfs.sync.jobs import CommitJob
 from gitfs.sync.state import SyncState
+from gitfs.views.allocation import FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE
 from gitfs.views.base import Owner
 from gitfs.views.current import CurrentView
+from gitfs.views.index import IndexView
 from gitfs.views.modes import UTIME_NOW, UTIME_OMIT
-from helpers import OWNER
+from helpers import OWNER, errno_of
 
 MiB = 1024 * 1024
 
@@ -117,6 +119,34 @@ def test_truncate(view, jobs, clone):
     view.truncate("/testing", 4)
     assert (clone / "testing").read_bytes() == b"just"
     assert queued(jobs) == [CommitJob("Update /testing", add=("testing",))]
+
+
+def test_fallocate_punches_a_hole_and_allocates_and_queues_an_update_at_release(view, jobs, clone):
+    (clone / "holes").write_bytes(b"x" * 3 * 4096)
+    fh = view.open("/holes", os.O_RDWR)
+    view.fallocate("/holes", FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 4096, 4096, fh)
+    view.fallocate("/holes", FALLOC_FL_KEEP_SIZE, 0, 8 * 4096, fh)
+    assert os.path.getsize(clone / "holes") == 3 * 4096
+    view.fallocate("/holes", 0, 0, 4 * 4096, fh)
+    assert queued(jobs) == []
+    view.release("/holes", fh)
+    assert (clone / "holes").read_bytes() == b"x" * 4096 + bytes(4096) + b"x" * 4096 + bytes(4096)
+    assert queued(jobs) == [CommitJob("Update /holes", add=("holes",))]
+
+
+def test_fallocate_that_grows_a_file_past_max_size_is_efbig(view, jobs, clone):
+    fh = view.create("/big", 0o644, os.O_WRONLY)
+    view.fallocate("/big", 0, 0, MiB, fh)
+    assert errno_of(view.fallocate, "/big", 0, MiB, 1, fh) == errno.EFBIG
+    view.fallocate("/big", FALLOC_FL_KEEP_SIZE, MiB, 1, fh)  # the size stays
+    view.release("/big", fh)
+    assert os.path.getsize(clone / "big") == MiB
+
+
+def test_fallocate_elsewhere_is_eopnotsupp_never_enosys():
+    # ENOSYS would make the kernel stop sending fallocate for the whole mount, current/ too.
+    view = IndexView(OWNER, entries=["current"], mount_time=0)
+    assert errno_of(view.fallocate, "/current", 0, 0, 1, 1) == errno.EOPNOTSUPP
 
 
 def test_unlink(view, jobs, clone):
