@@ -38,6 +38,7 @@ from gitfs.sync.state import SyncState
 from gitfs.sync.status import ConflictRecorder, SyncStatus
 from gitfs.sync.sync_worker import SyncWorker
 from gitfs.views.base import Owner, statvfs_dict
+from gitfs.views.blob import BlobTemplates
 from gitfs.views.commit import CommitView
 from gitfs.views.commit_link import CommitLinkView
 from gitfs.views.conflicts import ConflictsView
@@ -219,6 +220,7 @@ class Views:
         self.mount_time = mount.mount_time
         self.worktree_kernel = mount.worktree_kernel
         self.worktree_filter = LfsWorktree(mount.repo)  # Git LFS's answers about working files
+        self.blob_templates = BlobTemplates(mount.owner)  # the commit folders' listings' attributes
 
     def status(self) -> GeneratedFilesView:
         files = {STATUS_FILE: self.sync_status.render, METRICS_FILE: self.metrics.render}
@@ -243,17 +245,18 @@ class Views:
                          mount_time=self.mount_time)
 
     def history(self) -> HistoryView:
-        return HistoryView(self.owner, self.days, mount_time=self.mount_time)
+        return HistoryView(self.owner, self.days, mount_time=self.mount_time, folder=self.blob_templates.folder)
 
     def day(self, day: str) -> DayView:
-        return DayView(self.owner, self.days, day)
+        return DayView(self.owner, self.days, day, folder=self.blob_templates.folder)
 
     def commit(self, day: str, name: str) -> CommitView:
         found = self.days.commit(day, name)
         if found is None:
             raise PathNotFound(f"{day}/{name}")  # the router answers ENOENT
         commit, commit_time = found
-        return CommitView(self.owner, self.repo, self.handles, commit=commit, commit_time=commit_time)
+        return CommitView(self.owner, self.repo, self.handles, commit=commit, commit_time=commit_time,
+                          templates=self.blob_templates)
 
     def commit_link(self, sha: str) -> CommitLinkView:
         return CommitLinkView(self.owner, self.days, sha=sha)

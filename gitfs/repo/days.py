@@ -152,11 +152,11 @@ class CommitDays:
             found = self._days.get(day)
             if found is None:
                 return None
-            for index, when in enumerate(found.times):
-                raw = found.raw_id(index)
-                if _name(raw, when) == name:
-                    return pygit2.Oid(raw=raw), when
-            return None
+            try:
+                index = found.names().index(name)  # the names kept, not one formatted per commit
+            except ValueError:
+                return None
+            return pygit2.Oid(raw=found.raw_id(index)), found.times[index]
 
     def by_prefix(self, prefix: str) -> Optional[tuple[str, str]]:
         """(day, name) of the one commit of the branch whose hex id starts with prefix
