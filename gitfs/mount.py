@@ -48,6 +48,7 @@ from gitfs.views.history import DayView, HistoryView
 from gitfs.views.index import IndexView
 from gitfs.views.listed_attributes import ListedAttributes
 from gitfs.views.versions import VersionsView
+from gitfs.working_dirs import working_dirs
 
 log = logging.getLogger(__name__)
 
@@ -78,9 +79,10 @@ class Mount:
                                moves=lambda: repo.branch_moves, indexed=libgit2.release_free_memory)
         self.kernel = KernelCache(options.mount_point)
         self.worktree_kernel = WorktreeForgetter(self.kernel, mount_prefix(options.current_path))
-        history_kernel = HistoryForgetter(self.kernel, mount_prefix(options.history_path),
-                                          new_days=self._days_between, all_days=self.days.days)
-        repo.on_branch_moved = history_kernel.branch_moved
+        self.history_kernel = HistoryForgetter(self.kernel, mount_prefix(options.history_path),
+                                               new_days=self._days_between, all_days=self.days.days,
+                                               indexed_days=self.days.indexed_days, commits_of=self.days.names)
+        repo.on_branch_moved = self.history_kernel.branch_moved
         self.push_progress = PushProgress()  # written by the remote link, read by the status and metrics
         self.status = SyncStatus(remote=remote_ops.redact_url(options.remote_url), branch=repo.branch,
                                  pending=self.pending, read_only=options.read_only, repo_path=repo.path,
@@ -119,8 +121,12 @@ class Mount:
                              kernel_cached_dirs=mount_prefix(options.history_path))
 
     def release_idle(self) -> None:
-        """An idle mount gives memory back: each file's versions (and the kernel's names of
-        those listed), then libgit2's caches."""
+        """An idle mount gives memory back: the kernel's names below history/, each file's
+        versions (and the kernel's names of those listed), then libgit2's caches."""
+        started = time.monotonic()
+        told = self.history_kernel.forget_names(working_dirs(self.options.mount_point))
+        log.debug("idle: the kernel told to forget %d names below history/ (%.2f s)", told,
+                  time.monotonic() - started)
         dropped = self.versions.release()
         self.versions_kernel.forget(dropped)
         log.debug("idle: the versions of %d files let go", len(dropped))

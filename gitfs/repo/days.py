@@ -106,6 +106,11 @@ class CommitDays:
             self._refresh()
             return list(self._newest_first())
 
+    def indexed_days(self) -> list[str]:
+        """The days of the index as it is, without reading the branch (none before a first use)."""
+        with self._lock:
+            return list(self._days)
+
     def spans(self) -> list[tuple[str, tuple[int, int]]]:
         """(day, (first, last) commit time) of every day, newest first."""
         with self._lock:
