@@ -66,6 +66,8 @@ class CommitView(BlobView):
         return False
 
     def getattr(self, path, fh=None):
+        if path == "/":  # the commit folder itself: no need to read the commit
+            return directory_stat(self.owner, self.commit_time)
         return self._stat(self._item(path))
 
     def _stat(self, item: TreeItem) -> dict:
