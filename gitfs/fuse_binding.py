@@ -90,6 +90,7 @@ class GitFSFUSE(mfusepy.FUSE):
     """
 
     LISTINGS = 16  # directories whose listing is kept between the calls that read it
+    TEMPLATE_STRUCTS = 1024  # structs filled from StampedStat templates, kept across calls
     PINNED_THREADS = 64  # libfuse threads that keep their Python thread state (see _wrapper)
 
     def _wrapper(self, func, *args, **kwargs):
@@ -142,6 +143,22 @@ class GitFSFUSE(mfusepy.FUSE):
             ctypes.memmove(buf, data, count)
         return count
 
+    def _template_struct(self, template: dict) -> mfusepy.c_stat:
+        """A struct of its own for one call, copied from the one filled from `template` the
+        first time any call met it. The templates of StampedStat live long (one per file size
+        and mode of a mount's commit folders, views/blob.py): filling a struct field by field
+        cost more than the rest of a commit folder's listing. Each call gets a copy, as it
+        sets the times of each entry while other threads list other folders."""
+        structs: dict[int, tuple[dict, mfusepy.c_stat]] = self.__dict__.setdefault("_template_structs", {})
+        kept = structs.get(id(template))
+        if kept is None or kept[0] is not template:
+            if len(structs) >= self.TEMPLATE_STRUCTS:
+                structs.clear()
+            filled = mfusepy.c_stat()
+            mfusepy.set_st_attrs(filled, template, use_ns=self.use_ns)
+            kept = structs[id(template)] = (template, filled)  # holding the template keeps its id() its own
+        return mfusepy.c_stat.from_buffer_copy(kept[1])
+
     if mfusepy.fuse_version_major == 3:
         def readdir_fuse_3(self, path, buf, filler, offset, fip, flags):
             if not flags & FUSE_READDIR_PLUS:
@@ -157,8 +174,8 @@ class GitFSFUSE(mfusepy.FUSE):
             # entry's attrs once passed, and a new one may then take the same id().
             stats: dict[int, tuple[Any, mfusepy.c_stat]] = {}
             typed: dict[int, mfusepy.c_stat] = {}
-            # One struct per StampedStat template, its times set for each entry: libfuse
-            # copies the attributes before the filler returns.
+            # One struct per StampedStat template and call, its times set for each entry:
+            # libfuse copies the attributes before the filler returns.
             stamped: dict[int, tuple[Any, mfusepy.c_stat]] = {}
             position = offset
             end = len(items)
@@ -174,8 +191,7 @@ class GitFSFUSE(mfusepy.FUSE):
                 elif type(attrs) is StampedStat:  # a template's struct with its own times
                     kept = stamped.get(id(attrs.template))
                     if kept is None:
-                        kept = stamped[id(attrs.template)] = (attrs.template, mfusepy.c_stat())
-                        mfusepy.set_st_attrs(kept[1], attrs.template, use_ns=use_ns)
+                        kept = stamped[id(attrs.template)] = (attrs.template, self._template_struct(attrs.template))
                     st = kept[1]
                     st.st_atimespec.tv_sec = st.st_mtimespec.tv_sec = attrs.seconds
                     st.st_ctimespec.tv_sec = attrs.changed

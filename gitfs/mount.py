@@ -38,6 +38,7 @@ from gitfs.sync.state import SyncState
 from gitfs.sync.status import ConflictRecorder, SyncStatus
 from gitfs.sync.sync_worker import SyncWorker
 from gitfs.views.base import Owner, statvfs_dict
+from gitfs.views.blob import BlobTemplates
 from gitfs.views.commit import CommitView
 from gitfs.views.commit_link import CommitLinkView
 from gitfs.views.conflicts import ConflictsView
@@ -47,6 +48,7 @@ from gitfs.views.history import DayView, HistoryView
 from gitfs.views.index import IndexView
 from gitfs.views.listed_attributes import ListedAttributes
 from gitfs.views.versions import VersionsView
+from gitfs.working_dirs import working_dirs
 
 log = logging.getLogger(__name__)
 
@@ -77,9 +79,10 @@ class Mount:
                                moves=lambda: repo.branch_moves, indexed=libgit2.release_free_memory)
         self.kernel = KernelCache(options.mount_point)
         self.worktree_kernel = WorktreeForgetter(self.kernel, mount_prefix(options.current_path))
-        history_kernel = HistoryForgetter(self.kernel, mount_prefix(options.history_path),
-                                          new_days=self._days_between, all_days=self.days.days)
-        repo.on_branch_moved = history_kernel.branch_moved
+        self.history_kernel = HistoryForgetter(self.kernel, mount_prefix(options.history_path),
+                                               new_days=self._days_between, all_days=self.days.days,
+                                               indexed_days=self.days.indexed_days, commits_of=self.days.names)
+        repo.on_branch_moved = self.history_kernel.branch_moved
         self.push_progress = PushProgress()  # written by the remote link, read by the status and metrics
         self.status = SyncStatus(remote=remote_ops.redact_url(options.remote_url), branch=repo.branch,
                                  pending=self.pending, read_only=options.read_only, repo_path=repo.path,
@@ -118,8 +121,12 @@ class Mount:
                              kernel_cached_dirs=mount_prefix(options.history_path))
 
     def release_idle(self) -> None:
-        """An idle mount gives memory back: each file's versions (and the kernel's names of
-        those listed), then libgit2's caches."""
+        """An idle mount gives memory back: the kernel's names below history/, each file's
+        versions (and the kernel's names of those listed), then libgit2's caches."""
+        started = time.monotonic()
+        told = self.history_kernel.forget_names(working_dirs(self.options.mount_point))
+        log.debug("idle: the kernel told to forget %d names below history/ (%.2f s)", told,
+                  time.monotonic() - started)
         dropped = self.versions.release()
         self.versions_kernel.forget(dropped)
         log.debug("idle: the versions of %d files let go", len(dropped))
@@ -220,6 +227,7 @@ class Views:
         self.mount_time = mount.mount_time
         self.worktree_kernel = mount.worktree_kernel
         self.worktree_filter = LfsWorktree(mount.repo)  # Git LFS's answers about working files
+        self.blob_templates = BlobTemplates(mount.owner)  # the commit folders' listings' attributes
 
     def status(self) -> GeneratedFilesView:
         files = {STATUS_FILE: self.sync_status.render, METRICS_FILE: self.metrics.render}
@@ -244,17 +252,18 @@ class Views:
                          mount_time=self.mount_time)
 
     def history(self) -> HistoryView:
-        return HistoryView(self.owner, self.days, mount_time=self.mount_time)
+        return HistoryView(self.owner, self.days, mount_time=self.mount_time, folder=self.blob_templates.folder)
 
     def day(self, day: str) -> DayView:
-        return DayView(self.owner, self.days, day)
+        return DayView(self.owner, self.days, day, folder=self.blob_templates.folder)
 
     def commit(self, day: str, name: str) -> CommitView:
         found = self.days.commit(day, name)
         if found is None:
             raise PathNotFound(f"{day}/{name}")  # the router answers ENOENT
         commit, commit_time = found
-        return CommitView(self.owner, self.repo, self.handles, commit=commit, commit_time=commit_time)
+        return CommitView(self.owner, self.repo, self.handles, commit=commit, commit_time=commit_time,
+                          templates=self.blob_templates)
 
     def commit_link(self, sha: str) -> CommitLinkView:
         return CommitLinkView(self.owner, self.days, sha=sha)

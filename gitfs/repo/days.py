@@ -106,6 +106,11 @@ class CommitDays:
             self._refresh()
             return list(self._newest_first())
 
+    def indexed_days(self) -> list[str]:
+        """The days of the index as it is, without reading the branch (none before a first use)."""
+        with self._lock:
+            return list(self._days)
+
     def spans(self) -> list[tuple[str, tuple[int, int]]]:
         """(day, (first, last) commit time) of every day, newest first."""
         with self._lock:
@@ -152,11 +157,11 @@ class CommitDays:
             found = self._days.get(day)
             if found is None:
                 return None
-            for index, when in enumerate(found.times):
-                raw = found.raw_id(index)
-                if _name(raw, when) == name:
-                    return pygit2.Oid(raw=raw), when
-            return None
+            try:
+                index = found.names().index(name)  # the names kept, not one formatted per commit
+            except ValueError:
+                return None
+            return pygit2.Oid(raw=found.raw_id(index)), found.times[index]
 
     def by_prefix(self, prefix: str) -> Optional[tuple[str, str]]:
         """(day, name) of the one commit of the branch whose hex id starts with prefix

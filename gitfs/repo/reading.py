@@ -136,6 +136,20 @@ class TreeReading(CloneBase):
                 items.append(TreeItem(name, mode, entry.id, self.blob_size(entry.id)))
         return items
 
+    def sized_entries(self, tree_oid: pygit2.Oid, *, where: Optional[tuple[str, pygit2.Oid]] = None
+                      ) -> list[tuple[str, int, int]]:
+        """(name, git mode, size) of every entry of a tree, as list_tree_items(sizes=True)
+        gives them but without an object per entry: a listing of history/ reads a tree for
+        each of its commit folders (`ls -R` of 17,000 commits: 204,000 entries)."""
+        if self.content_filter.active:  # an LFS file's size is its object's: blob_item knows it
+            return [(item.name, item.mode, item.size) for item in self.list_tree_items(tree_oid, sizes=True,
+                                                                                        where=where)]
+        tree = self._tree(tree_oid)
+        entries = [(cast(str, entry.name), entry.filemode, entry.id) for entry in tree]  # a tree's entries are named
+        sizes = self._tree_sizes.get(tree_oid, lambda _oid: array("q", [
+            self.blob_size(oid) if mode in BLOB_MODES else 0 for _name, mode, oid in entries]))
+        return [(name, mode, size) for (name, mode, _oid), size in zip(entries, sizes)]
+
     def _measure_blobs(self, tree: pygit2.Tree) -> array:
         """Each entry's size in the tree's order: a blob's or a link's, 0 for the rest."""
         return array("q", [self.blob_size(entry.id) if entry.filemode in BLOB_MODES else 0 for entry in tree])

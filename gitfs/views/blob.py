@@ -22,7 +22,7 @@ from gitfs.lfs.errors import LfsError
 from gitfs.repo.blobstream import CorruptObject
 from gitfs.repo.content_filter import StoredContent
 from gitfs.repo.repository import FILEMODE_EXEC, FILEMODE_LINK, Repository
-from gitfs.views.base import NS, Owner, ReadOnlyView
+from gitfs.views.base import NS, Owner, ReadOnlyView, directory_stat
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +46,29 @@ def blob_stat(owner: Owner, git_mode: int, size: int, when: int) -> dict:
     return {"st_mode": mode, "st_nlink": 1, "st_size": size, "st_blocks": (size + 511) // 512,
             "st_uid": owner.uid, "st_gid": owner.gid,
             "st_atime": when * NS, "st_mtime": when * NS, "st_ctime": when * NS}
+
+
+class BlobTemplates:
+    """stat dicts of read-only blobs with their times 0, one per (git mode, size), for the
+    listings of commit folders: an entry is a StampedStat of its template and its commit's
+    time, and the FUSE binding fills a struct once per template instead of once per entry
+    (GitFSFUSE.readdir_fuse_3). The files of a history keep their sizes from commit to
+    commit: a few templates serve every folder."""
+
+    KEPT = 4096  # templates kept (~500 bytes each); emptied when full
+
+    def __init__(self, owner: Owner):
+        self.owner = owner
+        self.folder = directory_stat(owner, 0)  # a folder (or a submodule) of a commit
+        self._templates: dict[tuple[int, int], dict] = {}
+
+    def file(self, git_mode: int, size: int) -> dict:
+        template = self._templates.get((git_mode, size))
+        if template is None:
+            if len(self._templates) >= self.KEPT:
+                self._templates.clear()
+            template = self._templates[git_mode, size] = blob_stat(self.owner, git_mode, size, 0)
+        return template
 
 
 class BlobView(ReadOnlyView):

@@ -20,8 +20,8 @@ from gitfs.cache_policy import Pages
 from gitfs.handles import HandleTable
 from gitfs.repo.errors import NotADirectory, PathNotFound
 from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_TREE, Repository, TreeItem
-from gitfs.views.base import Owner, directory_stat, is_write_open
-from gitfs.views.blob import BlobView, blob_stat
+from gitfs.views.base import Owner, StampedStat, directory_stat, is_write_open
+from gitfs.views.blob import BlobTemplates, BlobView, blob_stat
 
 log = logging.getLogger(__name__)
 
@@ -30,8 +30,9 @@ class CommitView(BlobView):
     pages = Pages.KEEP  # immutable content
 
     def __init__(self, owner: Owner, repo: Repository, handles: HandleTable, *,
-                 commit: pygit2.Oid, commit_time: int):
+                 commit: pygit2.Oid, commit_time: int, templates: Optional[BlobTemplates] = None):
         super().__init__(owner)
+        self.templates = templates or BlobTemplates(owner)  # shared by every commit folder of a mount
         self.repo = repo
         self.handles = handles
         self.commit = commit
@@ -65,6 +66,8 @@ class CommitView(BlobView):
         return False
 
     def getattr(self, path, fh=None):
+        if path == "/":  # the commit folder itself: no need to read the commit
+            return directory_stat(self.owner, self.commit_time)
         return self._stat(self._item(path))
 
     def _stat(self, item: TreeItem) -> dict:
@@ -88,13 +91,13 @@ class CommitView(BlobView):
         if item.mode != FILEMODE_TREE:
             raise FuseOSError(errno.ENOTDIR)
         entries: list = [(".", None), ("..", None)]
-        folder = None  # one dict for every folder entry
-        for child in self.repo.list_tree_items(item.oid, sizes=True, where=(path.strip("/"), self.commit)):
-            if child.mode in (FILEMODE_TREE, FILEMODE_COMMIT):
-                folder = folder or self._stat(child)
-                entries.append((child.name, folder))
+        when, templates = self.commit_time, self.templates
+        folder = StampedStat(templates.folder, when)
+        for name, mode, size in self.repo.sized_entries(item.oid, where=(path.strip("/"), self.commit)):
+            if mode == FILEMODE_TREE or mode == FILEMODE_COMMIT:  # a submodule shows as an empty folder
+                entries.append((name, folder))
             else:
-                entries.append((child.name, self._stat(child)))
+                entries.append((name, StampedStat(templates.file(mode, size), when)))
         return entries
 
     def readlink(self, path):

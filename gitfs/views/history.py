@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import time
+from typing import Optional
 
 from mfusepy import FuseOSError
 
@@ -14,10 +15,11 @@ from gitfs.views.base import Owner, ReadOnlyView, StampedStat, directory_stat
 class HistoryView(ReadOnlyView):
     """history/: a folder per local day with commits."""
 
-    def __init__(self, owner: Owner, days: CommitDays, *, mount_time: int = 0):
+    def __init__(self, owner: Owner, days: CommitDays, *, mount_time: int = 0, folder: Optional[dict] = None):
         super().__init__(owner)
         self.days = days
         self.mount_time = mount_time
+        self.folder = folder or directory_stat(owner, 0)  # a day's attributes but its times
 
     def getattr(self, path, fh=None):
         if path != "/":
@@ -32,8 +34,7 @@ class HistoryView(ReadOnlyView):
         if path != "/":
             raise FuseOSError(errno.ENOENT)
         entries: list = [(".", None), ("..", None)]
-        template = directory_stat(self.owner, 0)
-        entries += [(day, StampedStat(template, last, first)) for day, (first, last) in self.days.spans()]
+        entries += [(day, StampedStat(self.folder, last, first)) for day, (first, last) in self.days.spans()]
         return entries
 
     def _newest_time(self) -> int:
@@ -44,10 +45,13 @@ class HistoryView(ReadOnlyView):
 class DayView(ReadOnlyView):
     """history/<day>/: a folder per commit of that day (the commit route serves each)."""
 
-    def __init__(self, owner: Owner, days: CommitDays, day: str):
+    def __init__(self, owner: Owner, days: CommitDays, day: str, *, folder: Optional[dict] = None):
         super().__init__(owner)
         self.days = days
         self.day = day
+        # A commit folder's attributes but its times: one for every day of a mount, so that
+        # the FUSE binding fills its struct once (GitFSFUSE._template_struct).
+        self.folder = folder or directory_stat(owner, 0)
 
     def getattr(self, path, fh=None):
         span = self.days.span(self.day)
@@ -69,6 +73,5 @@ class DayView(ReadOnlyView):
         if commits is None or path != "/":
             raise FuseOSError(errno.ENOENT)
         entries: list = [(".", None), ("..", None)]
-        template = directory_stat(self.owner, 0)
-        entries += [(name, StampedStat(template, timestamp)) for name, timestamp in commits]
+        entries += [(name, StampedStat(self.folder, timestamp)) for name, timestamp in commits]
         return entries

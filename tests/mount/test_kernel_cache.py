@@ -190,3 +190,47 @@ def test_a_change_through_one_hard_link_shows_through_the_others_as_on_a_disk(re
     assert comparable(mine) == comparable(results[native])
     assert "ln h1 2 644 4" in mine and "chmod h1 2 600 4" in mine
     assert "chmod-other-folder d/h4 2 640 3" in mine
+
+
+def test_an_idle_mount_has_the_kernel_forget_history_but_working_directories(remote, mount_gitfs, local_timezone):
+    """libfuse keeps a node for each name the kernel holds, and the kernel lets names go only
+    under memory pressure: once idle, the mount asks it to forget the names below history/.
+    A name forgotten is looked up afresh and gets a new node, so a new inode number. The
+    folders programs work in stay: their getcwd() and /proc/PID/cwd still name them."""
+    local_timezone("UTC")
+    dates = ["2021-03-01T10:00:00+0000", "2021-03-01T11:00:00+0000", "2021-03-02T10:00:00+0000",
+             "2021-03-03T10:00:00+0000", "2021-03-03T11:00:00+0000"]
+    for number, date in enumerate(dates):
+        remote.commit({"a.txt": f"{number}\n", "sub/b.txt": "b\n"}, f"commit {number}", date=date)
+    mount = mount_gitfs(remote, sync_timeout=0.5, min_idle_times=2, fetch_timeout=1)
+    days = sorted(os.listdir(mount.history))
+    numbers = {}
+    for top, folders, files in os.walk(mount.history):  # ls -R: every name known to the kernel
+        for name in folders + files:
+            numbers[os.path.join(top, name)] = os.lstat(os.path.join(top, name)).st_ino
+    busy_day = mount.history / "2021-03-03"
+    first, second = sorted(os.listdir(busy_day))
+    busy_commit = mount.history / "2021-03-01" / sorted(os.listdir(mount.history / "2021-03-01"))[0]
+    # Programs sitting in a day folder and in a commit folder of another day.
+    sitting = [subprocess.Popen(["sleep", "120"], cwd=folder) for folder in (busy_day, busy_commit)]
+    try:
+        other_file = str(mount.history / "2021-03-02" / os.listdir(mount.history / "2021-03-02")[0] / "sub" / "b.txt")
+
+        def forgotten():
+            return os.lstat(other_file).st_ino != numbers[other_file]
+        # Idle 1 s after the last call, told at the fetch worker's next round (1 s).
+        wait_for(forgotten, timeout=15, interval=0.5, message="history/'s names forgotten once idle")
+        for program, folder in zip(sitting, (busy_day, busy_commit)):
+            assert os.readlink(f"/proc/{program.pid}/cwd") == str(folder)  # not "... (deleted)"
+            assert sorted(os.listdir(f"/proc/{program.pid}/cwd")) == sorted(os.listdir(folder))
+        # The working directories keep their names (and nodes); the names around them do not.
+        assert os.lstat(busy_day).st_ino == numbers[str(busy_day)]
+        assert os.lstat(busy_commit).st_ino == numbers[str(busy_commit)]
+        assert os.lstat(busy_day / second).st_ino != numbers[str(busy_day / second)]
+        assert os.lstat(busy_day / first / "a.txt").st_ino != numbers[str(busy_day / first / "a.txt")]
+    finally:
+        for program in sitting:
+            program.kill()
+            program.wait()
+    assert sorted(os.listdir(mount.history)) == days
+    assert (busy_day / second / "a.txt").read_text() == "4\n"

@@ -360,6 +360,24 @@ def test_stamped_entries_carry_the_template_with_their_own_times():
     ]
 
 
+def test_a_templates_struct_is_filled_once_for_every_call_and_copied_per_call():
+    """The templates of commit folders' entries live as long as the mount (views/blob.py):
+    their structs are filled once, and every call sets the times on a copy of its own."""
+    template = {"st_mode": 0o100444, "st_size": 12, "st_nlink": 1, "st_atime": 0, "st_mtime": 0, "st_ctime": 0}
+    fuse = binding(Operations([("a.txt", StampedStat(template, 1_700_000_000))], []))
+    first = Filler()
+    fuse.readdir_fuse_3(b"/history/d/c", None, first.callback, 0, file_info(1), FUSE_READDIR_PLUS)
+    kept = fuse._template_structs[id(template)]
+    assert kept[0] is template  # held: its id() names no other template while the struct is kept
+    fuse.operations = Operations([("b.txt", StampedStat(template, 1_700_000_009))], [])
+    second = Filler()
+    fuse.readdir_fuse_3(b"/history/d/e", None, second.callback, 0, file_info(1), FUSE_READDIR_PLUS)
+    assert fuse._template_structs == {id(template): kept}
+    assert (first.entries[0][1], second.entries[0][1]) == ((0o100444, 12, 1_700_000_000, 0),
+                                                           (0o100444, 12, 1_700_000_009, 0))
+    assert kept[1].st_mtimespec.tv_sec == 0  # the kept struct itself never carries a call's times
+
+
 def test_a_stamped_entry_may_have_its_own_change_time():
     template = {"st_mode": 0o40555, "st_size": 4096, "st_nlink": 2, "st_atime": 0, "st_mtime": 0, "st_ctime": 0}
     plus = [("2026-12-01", StampedStat(template, 1_700_000_500, 1_700_000_000)),
