@@ -156,6 +156,24 @@ def test_every_walk_reads_on_a_handle_of_its_own(changing, monkeypatch):
     assert len(handles) == 2  # each path's walk; the third call found the branch where it was
 
 
+def test_a_long_index_finds_each_version_by_its_name_in_its_sorted_table(changing, monkeypatch):
+    """From PREFIX_TABLE_FROM versions on, a name is looked up in a sorted table (a LOOKUP
+    of every version of a listing the kernel forgot was a scan of the ids each); the table
+    follows the index as the branch moves."""
+    monkeypatch.setattr(versions_module, "PREFIX_TABLE_FROM", 2)
+    index = FileVersions(changing.repo)
+    versions = index.versions("a/b/file.txt")
+    for version in versions:
+        assert index.version("a/b/file.txt", version.name) == version
+    assert index.version("a/b/file.txt", versions[0].name.replace("09-00-00", "09-00-01")) is None
+    assert index.version("a/b/file.txt", versions[0].name[:-1] + "x") is None
+    assert index.version("a/b/file.txt", versions[0].name[:-2]) is None
+    changing.commit({"a/b/file.txt": "4\n"}, "four", date="2020-01-07T08:00:00+0000")
+    newest = index.versions("a/b/file.txt")[-1]
+    assert newest.name not in {version.name for version in versions}
+    assert index.version("a/b/file.txt", newest.name) == newest
+
+
 def test_memory_follows_the_versions_not_the_history(tmp_path, local_timezone):
     """A file changed once on a history of 3,000 commits: the index holds its version and
     nothing per commit (the first-parent line kept before took 48 bytes a commit)."""
