@@ -55,7 +55,7 @@ NAME_PREFIX_BYTES = SHA_LENGTH // 2  # a version's name ends in the first 10 hex
 PREFIX_TABLE_FROM = 4096  # versions from which a look-up by name searches a sorted table, not the ids
 NUMBER_BITS = 24  # the table's low bits: a version's number (an index of more versions is scanned)
 NUMBER_MASK = (1 << NUMBER_BITS) - 1
-MEASURE_CHUNK = 65_536  # versions whose sizes are measured in one batch (its lists: ~10 MB at most)
+MEASURE_CHUNK = 8192  # versions whose sizes are measured in one batch (its lists: ~1 MB)
 OBJECT_TREE, OBJECT_BLOB = 2, 3  # git_object_t, as pygit2's Object.type gives it (an int in every release)
 
 Entry = tuple[pygit2.Oid, int]  # (blob oid, git filemode) of the path at one commit
