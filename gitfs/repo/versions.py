@@ -17,8 +17,14 @@ A walk reads on a pygit2 handle of its own, cleared every CLEAR_EVERY commits: l
 caches each tree it parses up to a limit that counts raw object bytes (4 MiB, global),
 while a parsed small tree takes ~1.5 kB of heap, so a walk over 300,000 small trees
 left ~80 MB in a handle's cache; and the heap's freed pages go back to the system as it
-goes (release_free_memory). The pack's delta bases the walk filled stay with the pack
-while any handle has it open: after a walk of LONG_WALK commits, every handle goes.
+goes (release_free_memory). libgit2 shares a pack, and the cache of delta bases it keeps
+with it (up to 16 MiB of raw bases, ~40 MB of heap for small trees), between every handle
+that has it open: while the daemon's other handles held the pack, the walk's clearings never
+closed it, and a walk of 300,000 commits grew the heap by ~39 MB. So a walk that reaches
+LONG_WALK commits has every other handle let go (Repository.release_caches, as an idle mount
+does): from then on each clearing of its own handle closes the pack, and its delta bases
+with it. Threads that read meanwhile open handles again; they get the walk's pack (and
+keep it) only while they read. A long walk lets every handle go again when it ends.
 
 Renames are not followed: a file's versions are those under its present path; a path
 that was deleted and added again lists the versions from both lives.
@@ -325,16 +331,14 @@ class FileVersions:
     def _walk(self, index: Optional[_PathIndex], tip: pygit2.Oid, parts: list[str]) -> _PathIndex:
         """The index brought to tip: extended by the commits after its tip, or read anew from
         tip if it has none or the branch was rewritten."""
-        walked, read = _walk_line(self.repo.walk_handle(), tip, parts, index)
+        walked, read = _walk_line(self.repo.walk_handle(), tip, parts, index, self.repo.release_caches)
         self.commits_read += read
         if index is None or not walked.met:
             index = _PathIndex()
         index.add(walked.found)
         index.tip, index.last, index.trail = tip, walked.tip_entry, walked.tip_trail
         if read >= LONG_WALK:
-            # The pack's delta bases that the walk's trees filled (up to 16 MiB, a bound
-            # libgit2 fixes) stay with the pack while any handle has it open: every handle
-            # goes, as when the mount is idle.
+            # What the other handles read while it ran: every handle goes, as when the mount is idle.
             self.repo.release_caches()
         elif read >= CLEAR_EVERY:
             release_free_memory()
@@ -352,9 +356,10 @@ class _Walked:
 
 
 def _walk_line(git: pygit2.Repository, tip: pygit2.Oid, parts: list[str],
-               known: Optional[_PathIndex]) -> tuple[_Walked, int]:
+               known: Optional[_PathIndex], release_others: Callable[[], None]) -> tuple[_Walked, int]:
     """The versions of `parts` on tip's first-parent line, newest first, down to known's tip
-    (excluded) or the root; and how many commits it read.
+    (excluded) or the root; and how many commits it read. Once it has read LONG_WALK commits,
+    release_others() lets the other handles on the clone go (see the module's docstring).
 
     A commit is a version when the path's entry there differs from its parent's and is a
     file; the parent's entry is compared at the next commit read (the root's parent, and
@@ -377,8 +382,10 @@ def _walk_line(git: pygit2.Repository, tip: pygit2.Oid, parts: list[str],
         child = (commit.id, commit.commit_time, entry)
         parents = commit.parent_ids
         read += 1
+        if read == LONG_WALK:
+            release_others()
         if read % CLEAR_EVERY == 0:
-            git.free()  # its object cache: the trees this walk parsed (see the module's docstring)
+            git.free()  # its object cache and its packs: the trees this walk parsed and their delta bases
             if read % TRIM_EVERY == 0:
                 release_free_memory()
     # Met `stop` (else the line's root, or a rewritten branch's).

@@ -251,7 +251,29 @@ def test_a_long_walk_lets_every_handle_go_when_it_ends(changing, monkeypatch):
     monkeypatch.setattr(versions_module, "LONG_WALK", 7)
     index = FileVersions(changing.repo)
     assert shas(index.versions("top.txt")) == git_versions(changing, "top.txt")  # 7 commits read
-    assert released == [1]
+    assert released == [1, 1]  # on reaching LONG_WALK commits, and at its end
     changing.commit({"top.txt": "top 3\n"}, "three")
     assert shas(index.versions("top.txt")) == git_versions(changing, "top.txt")  # 1 commit read
-    assert released == [1]
+    assert released == [1, 1]
+
+
+def test_a_long_walk_has_the_other_handles_let_go_once_it_is_long(changing, monkeypatch):
+    """libgit2 keeps a pack's delta bases with the pack, shared by every handle that has it
+    open: once a walk has read LONG_WALK commits, the other handles go, so that the walk's
+    own clearings close the pack (and its delta bases) as it goes. The walk still reads
+    every commit on its own handle, and the thread handles opened meanwhile work."""
+    seen = []
+    release_caches = changing.repo.release_caches
+
+    def release():
+        seen.append(index.commits_read)  # counted when a walk ends
+        changing.repo.git  # noqa: B018 - a thread's handle, as a FUSE thread would hold one
+        release_caches()
+        assert changing.repo.tree_item(changing.repo.branch_tip(), ["top.txt"]).size > 0
+
+    monkeypatch.setattr(changing.repo, "release_caches", release)
+    monkeypatch.setattr(versions_module, "LONG_WALK", 3)
+    index = FileVersions(changing.repo)
+    assert shas(index.versions("a/b/file.txt")) == git_versions(changing, "a/b/file.txt")
+    assert seen == [0, 7]  # during the walk, and at its end
+    assert index.commits_read == 7
