@@ -120,8 +120,9 @@ class Mount:
     def release_idle(self) -> None:
         """An idle mount gives memory back: each file's versions (and the kernel's names of
         those listed), then libgit2's caches."""
+        folders = self.versions_kernel.folders(self.versions.kept_paths())  # before they go: see folders()
         dropped = self.versions.release()
-        self.versions_kernel.forget(dropped)
+        self.versions_kernel.forget(dropped, folders)
         log.debug("idle: the versions of %d files let go", len(dropped))
         self.repo.release_caches()
 

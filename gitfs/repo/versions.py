@@ -297,6 +297,11 @@ class FileVersions:
         with self._lock:
             return len(self._paths)
 
+    def kept_paths(self) -> list[str]:
+        """The paths whose versions the LRU holds."""
+        with self._lock:
+            return list(self._paths)
+
     def kept(self) -> int:
         """How many versions the LRU holds, in all its paths."""
         with self._lock:

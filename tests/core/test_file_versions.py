@@ -4,9 +4,12 @@ against `git log --first-parent -- PATH`."""
 import os
 import subprocess
 import tracemalloc
+import types
 
 import pytest
 
+from gitfs.cache_policy import VersionsForgetter
+from gitfs.mount import Mount
 from gitfs.repo import versions as versions_module
 from gitfs.repo.repository import FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK, Repository
 from gitfs.repo.versions import FileVersions, version_name
@@ -277,3 +280,29 @@ def test_a_long_walk_has_the_other_handles_let_go_once_it_is_long(changing, monk
     assert shas(index.versions("a/b/file.txt")) == git_versions(changing, "a/b/file.txt")
     assert seen == [0, 7]  # during the walk, and at its end
     assert index.commits_read == 7
+
+
+def test_an_idle_mount_reads_the_folders_it_tells_the_kernel_of_before_the_versions_go(changing):
+    """The kernel's lstat of a file's versions folder (for its node id) may come back to
+    GitFS as a GETATTR, whose times are the file's versions: read after the versions were
+    let go, it walked the whole branch again and kept them (18 MB for 300,000 versions)."""
+    index = FileVersions(changing.repo)
+    listed = index.listing("a/b/file.txt")
+
+    class Kernel:  # the FUSE boundary: each folder's attributes asked of GitFS, as a stale entry makes the kernel do
+        active = True
+        told: list[str] = []
+
+        def node_ids(self, paths):
+            return {path: 7 for path in paths if index.span(path.split("/", 3)[3]) is not None}
+
+        def forget_entries(self, parents, removed):
+            assert parents == {"/.gitfs/versions/a/b/file.txt": 7}
+            self.told.extend(removed)
+
+    read_before = index.commits_read
+    mount = types.SimpleNamespace(versions=index, versions_kernel=VersionsForgetter(Kernel(), "/.gitfs/versions"),
+                                  repo=changing.repo)
+    Mount.release_idle(mount)  # type: ignore[arg-type]
+    assert index.kept() == 0 and index.commits_read == read_before
+    assert Kernel.told == [f"/.gitfs/versions/a/b/file.txt/{name}" for name in listed.names()]
