@@ -20,11 +20,11 @@ left ~80 MB in a handle's cache; and the heap's freed pages go back to the syste
 goes (release_free_memory). libgit2 shares a pack, and the cache of delta bases it keeps
 with it (up to 16 MiB of raw bases, ~40 MB of heap for small trees), between every handle
 that has it open: while the daemon's other handles held the pack, the walk's clearings never
-closed it, and a walk of 300,000 commits grew the heap by ~39 MB. So a walk that reaches
-LONG_WALK commits has every other handle let go (Repository.release_caches, as an idle mount
-does): from then on each clearing of its own handle closes the pack, and its delta bases
-with it. Threads that read meanwhile open handles again; they get the walk's pack (and
-keep it) only while they read. A long walk lets every handle go again when it ends.
+closed it, and a walk of 300,000 commits grew the heap by ~39 MB. So every LONG_WALK
+commits a walk has every other handle let go (Repository.release_caches, as an idle mount
+does): then each clearing of its own handle closes the pack, and its delta bases with it,
+until another thread opens a handle again (the fetch worker does every fetch_timeout).
+A long walk lets every handle go again when it ends.
 
 Renames are not followed: a file's versions are those under its present path; a path
 that was deleted and added again lists the versions from both lives.
@@ -363,7 +363,7 @@ class _Walked:
 def _walk_line(git: pygit2.Repository, tip: pygit2.Oid, parts: list[str],
                known: Optional[_PathIndex], release_others: Callable[[], None]) -> tuple[_Walked, int]:
     """The versions of `parts` on tip's first-parent line, newest first, down to known's tip
-    (excluded) or the root; and how many commits it read. Once it has read LONG_WALK commits,
+    (excluded) or the root; and how many commits it read. Every LONG_WALK commits,
     release_others() lets the other handles on the clone go (see the module's docstring).
 
     A commit is a version when the path's entry there differs from its parent's and is a
@@ -387,7 +387,7 @@ def _walk_line(git: pygit2.Repository, tip: pygit2.Oid, parts: list[str],
         child = (commit.id, commit.commit_time, entry)
         parents = commit.parent_ids
         read += 1
-        if read == LONG_WALK:
+        if read % LONG_WALK == 0:
             release_others()
         if read % CLEAR_EVERY == 0:
             git.free()  # its object cache and its packs: the trees this walk parsed and their delta bases

@@ -260,9 +260,9 @@ def test_a_long_walk_lets_every_handle_go_when_it_ends(changing, monkeypatch):
     assert released == [1, 1]
 
 
-def test_a_long_walk_has_the_other_handles_let_go_once_it_is_long(changing, monkeypatch):
+def test_a_long_walk_has_the_other_handles_let_go_as_it_goes(changing, monkeypatch):
     """libgit2 keeps a pack's delta bases with the pack, shared by every handle that has it
-    open: once a walk has read LONG_WALK commits, the other handles go, so that the walk's
+    open: every LONG_WALK commits of a walk, the other handles go, so that the walk's
     own clearings close the pack (and its delta bases) as it goes. The walk still reads
     every commit on its own handle, and the thread handles opened meanwhile work."""
     seen = []
@@ -278,7 +278,7 @@ def test_a_long_walk_has_the_other_handles_let_go_once_it_is_long(changing, monk
     monkeypatch.setattr(versions_module, "LONG_WALK", 3)
     index = FileVersions(changing.repo)
     assert shas(index.versions("a/b/file.txt")) == git_versions(changing, "a/b/file.txt")
-    assert seen == [0, 7]  # during the walk, and at its end
+    assert seen == [0, 0, 7]  # every LONG_WALK commits of the walk, and at its end
     assert index.commits_read == 7
 
 
