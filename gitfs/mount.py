@@ -127,8 +127,9 @@ class Mount:
         told = self.history_kernel.forget_names(working_dirs(self.options.mount_point))
         log.debug("idle: the kernel told to forget %d names below history/ (%.2f s)", told,
                   time.monotonic() - started)
+        folders = self.versions_kernel.folders(self.versions.kept_paths())  # before they go: see folders()
         dropped = self.versions.release()
-        self.versions_kernel.forget(dropped)
+        self.versions_kernel.forget(dropped, folders)
         log.debug("idle: the versions of %d files let go", len(dropped))
         self.repo.release_caches()
 

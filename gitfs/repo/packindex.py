@@ -20,6 +20,7 @@ import struct
 import threading
 import weakref
 import zlib
+from collections.abc import Sequence
 from typing import Optional
 
 IDX_MAGIC = b"\xfftOc"
@@ -119,6 +120,40 @@ class PackIndex:
                 return offset
         return None
 
+    def offsets(self, sorted_ids: Sequence[bytes]) -> list[Optional[int]]:
+        """offset() of each id, the ids sorted: one pass through the index's sorted ids,
+        each search starting where the one before ended (a few entries further, for
+        ids as dense as a file's versions), not a binary search in Python per id."""
+        names = self._map
+        found: list[Optional[int]] = []
+        bucket = -1
+        start = end = ENTRIES_AT
+        for raw_id in sorted_ids:
+            if raw_id[0] != bucket:
+                bucket = raw_id[0]
+                start = ENTRIES_AT + (self._fanout(bucket - 1) if bucket else 0) * SHA1_LENGTH
+                end = ENTRIES_AT + self._fanout(bucket) * SHA1_LENGTH
+            at = names.find(raw_id, start, end)
+            while at != -1 and (at - ENTRIES_AT) % SHA1_LENGTH:  # inside two entries: not an id
+                at = names.find(raw_id, at + 1, end)
+            if at == -1:
+                found.append(None)
+                continue
+            start = at  # the next id sorts after this one (or is the same)
+            offset = struct.unpack_from(">I", names, self._offsets_at + (at - ENTRIES_AT) // SHA1_LENGTH * 4)[0]
+            if offset & LARGE_OFFSET:
+                offset = struct.unpack_from(">Q", names, self._large_at + (offset & ~LARGE_OFFSET) * 8)[0]
+            found.append(offset)
+        return found
+
+    def drop_pages(self) -> None:
+        """Take the index's pages out of this process's memory (they stay in the page
+        cache): a batch that read most of them leaves none counted in the daemon's RSS."""
+        try:
+            self._map.madvise(mmap.MADV_DONTNEED)
+        except (AttributeError, OSError, ValueError):  # no madvise here: the kernel reclaims them under pressure
+            pass
+
     def close(self) -> None:
         self._map.close()
         self._close_pack()
@@ -179,6 +214,28 @@ class PackIndexes:
         if found is None and (look_again or self._listed is None) and self._relist():
             found = self._search(raw_id)
         return found
+
+    def sizes(self, raw_ids: Sequence[bytes]) -> list[Optional[int]]:
+        """The size of each object (PackIndex.object_size), None where no pack answers: the
+        ids looked up in sorted order, one pass through each pack index, the entries'
+        headers read in the pack's order (a read ahead through the file, not a seek each)."""
+        if self._listed is None:
+            self._relist()
+        sizes: list[Optional[int]] = [None] * len(raw_ids)
+        left = sorted(range(len(raw_ids)), key=raw_ids.__getitem__)
+        for index in list(self._indexes.values()):
+            if not left:
+                break
+            located = sorted((offset, number) for number, offset
+                             in zip(left, index.offsets([raw_ids[number] for number in left])) if offset is not None)
+            index.drop_pages()
+            for offset, number in located:
+                try:
+                    sizes[number] = index.object_size(offset)
+                except (OSError, ValueError, IndexError):
+                    pass  # libgit2 answers
+            left = [number for number in left if sizes[number] is None]
+        return sizes
 
     def forget(self) -> None:
         """Drop every index and pack descriptor (an idle mount gives its memory back); the

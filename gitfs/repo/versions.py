@@ -17,8 +17,14 @@ A walk reads on a pygit2 handle of its own, cleared every CLEAR_EVERY commits: l
 caches each tree it parses up to a limit that counts raw object bytes (4 MiB, global),
 while a parsed small tree takes ~1.5 kB of heap, so a walk over 300,000 small trees
 left ~80 MB in a handle's cache; and the heap's freed pages go back to the system as it
-goes (release_free_memory). The pack's delta bases the walk filled stay with the pack
-while any handle has it open: after a walk of LONG_WALK commits, every handle goes.
+goes (release_free_memory). libgit2 shares a pack, and the cache of delta bases it keeps
+with it (up to 16 MiB of raw bases, ~40 MB of heap for small trees), between every handle
+that has it open: while the daemon's other handles held the pack, the walk's clearings never
+closed it, and a walk of 300,000 commits grew the heap by ~39 MB. So every LONG_WALK
+commits a walk has every other handle let go (Repository.release_caches, as an idle mount
+does): then each clearing of its own handle closes the pack, and its delta bases with it,
+until another thread opens a handle again (the fetch worker does every fetch_timeout).
+A long walk lets every handle go again when it ends.
 
 Renames are not followed: a file's versions are those under its present path; a path
 that was deleted and added again lists the versions from both lives.
@@ -30,10 +36,12 @@ reads from, or replaces them, never changes what it holds.
 
 from __future__ import annotations
 
+import bisect
 import threading
 import time
 from array import array
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -48,8 +56,12 @@ CACHE_SIZE = 256  # paths kept
 KEPT_VERSIONS = 1_000_000  # versions kept in all paths' indexes (~60 MB); the newest path is always kept
 LONG_WALK = 10_000  # commits from which a walk has every handle's caches let go when it ends
 CLEAR_EVERY = 1_000  # commits a walk reads between two clearings of its handle's object cache
-TRIM_EVERY = 20_000  # commits a walk reads between two release_free_memory calls
+TRIM_EVERY = 5_000  # commits a walk reads between two release_free_memory calls (20,000: peak +4 MB)
 NAME_PREFIX_BYTES = SHA_LENGTH // 2  # a version's name ends in the first 10 hex digits of its commit id
+PREFIX_TABLE_FROM = 4096  # versions from which a look-up by name searches a sorted table, not the ids
+NUMBER_BITS = 24  # the table's low bits: a version's number (an index of more versions is scanned)
+NUMBER_MASK = (1 << NUMBER_BITS) - 1
+MEASURE_CHUNK = 8192  # versions whose sizes are measured in one batch (its lists: ~1 MB)
 OBJECT_TREE, OBJECT_BLOB = 2, 3  # git_object_t, as pygit2's Object.type gives it (an int in every release)
 
 Entry = tuple[pygit2.Oid, int]  # (blob oid, git filemode) of the path at one commit
@@ -73,7 +85,7 @@ class Version:
 class _PathIndex:
     """The versions of one path on the line down from `tip`, oldest first, in flat buffers."""
 
-    __slots__ = ("tip", "commits", "times", "blobs", "modes", "sizes", "last", "trail")
+    __slots__ = ("tip", "commits", "times", "blobs", "modes", "sizes", "last", "trail", "_by_prefix")
 
     def __init__(self) -> None:
         self.tip: Optional[pygit2.Oid] = None  # the branch tip these versions were read at
@@ -84,9 +96,39 @@ class _PathIndex:
         self.sizes = array("q")  # each version's size as a reader sees it, once a listing asked; -1 before
         self.last: Optional[Entry] = None  # the path's entry at tip; None: no file there
         self.trail: list[Optional[pygit2.Oid]] = []  # tree oids down the path at tip
+        # Each version's name prefix (the commit id's first NAME_PREFIX_BYTES) and number, as
+        # `prefix << NUMBER_BITS | number`, sorted: made at the first look-up by name of a long index.
+        self._by_prefix: Optional[array] = None
 
     def __len__(self) -> int:
         return len(self.times)
+
+    def numbers_named(self, prefix: bytes) -> Iterator[int]:
+        """The numbers of the versions whose commit id starts with prefix (NAME_PREFIX_BYTES).
+
+        A LOOKUP of each name of a listing the kernel forgot (memory pressure, drop_caches)
+        comes once per version: a scan of the ids each time made that quadratic (10 minutes
+        for 300,000 versions). A long index is searched in a sorted table instead (8 bytes a
+        version, kept with the index from its first such look-up)."""
+        count = len(self)
+        if count < PREFIX_TABLE_FROM or count > NUMBER_MASK:
+            at = self.commits.find(prefix)
+            while at != -1:
+                if at % ID_BYTES == 0:
+                    yield at // ID_BYTES
+                at = self.commits.find(prefix, at + 1)
+            return
+        table = self._by_prefix
+        if table is None or len(table) != count:
+            commits = self.commits
+            table = self._by_prefix = array("Q", sorted(
+                int.from_bytes(commits[number * ID_BYTES:number * ID_BYTES + NAME_PREFIX_BYTES], "big") << NUMBER_BITS
+                | number for number in range(count)))
+        key = int.from_bytes(prefix, "big")
+        at = bisect.bisect_left(table, key << NUMBER_BITS)
+        while at < count and table[at] >> NUMBER_BITS == key:
+            yield table[at] & NUMBER_MASK
+            at += 1
 
     def add(self, found: _Found) -> None:
         """Append versions found by a walk (newest first)."""
@@ -165,6 +207,18 @@ class VersionList:
             size = sizes[number] = measure(number)
         return size
 
+    def measure_all(self, measure: Callable[[list[bytes]], list[int]]) -> None:
+        """Every size not known yet, measured a chunk of versions at a time: measure(blob ids)
+        gives their sizes (a batch through the pack index costs far less than a look-up each)."""
+        index = self._index
+        sizes, blobs = index.sizes, index.blobs
+        for first in range(0, self._count, MEASURE_CHUNK):
+            numbers = [number for number in range(first, min(first + MEASURE_CHUNK, self._count)) if sizes[number] < 0]
+            if numbers:
+                measured = measure([bytes(blobs[number * ID_BYTES:(number + 1) * ID_BYTES]) for number in numbers])
+                for number, size in zip(numbers, measured):
+                    sizes[number] = size
+
     def version(self, number: int) -> Version:
         return Version(self.name(number), self.commit(number), self._index.times[number], self.blob(number),
                        self._index.modes[number])
@@ -218,16 +272,16 @@ class FileVersions:
             prefix = bytes.fromhex(name[-2 * NAME_PREFIX_BYTES:])
         except ValueError:
             return None
+        if len(prefix) != NAME_PREFIX_BYTES:
+            return None
         with self._lock:
             index = self._index(path)
             if index is None:
                 return None
             listing = VersionList(index)
-            at = index.commits.find(prefix)
-            while at != -1:
-                if at % ID_BYTES == 0 and listing.name(at // ID_BYTES) == name:
-                    return listing.version(at // ID_BYTES)
-                at = index.commits.find(prefix, at + 1)
+            for number in index.numbers_named(prefix):
+                if listing.name(number) == name:
+                    return listing.version(number)
             return None
 
     def span(self, path: str) -> Optional[tuple[int, int]]:
@@ -242,6 +296,11 @@ class FileVersions:
         """How many paths the LRU holds (at most cache_size)."""
         with self._lock:
             return len(self._paths)
+
+    def kept_paths(self) -> list[str]:
+        """The paths whose versions the LRU holds."""
+        with self._lock:
+            return list(self._paths)
 
     def kept(self) -> int:
         """How many versions the LRU holds, in all its paths."""
@@ -277,16 +336,14 @@ class FileVersions:
     def _walk(self, index: Optional[_PathIndex], tip: pygit2.Oid, parts: list[str]) -> _PathIndex:
         """The index brought to tip: extended by the commits after its tip, or read anew from
         tip if it has none or the branch was rewritten."""
-        walked, read = _walk_line(self.repo.walk_handle(), tip, parts, index)
+        walked, read = _walk_line(self.repo.walk_handle(), tip, parts, index, self.repo.release_caches)
         self.commits_read += read
         if index is None or not walked.met:
             index = _PathIndex()
         index.add(walked.found)
         index.tip, index.last, index.trail = tip, walked.tip_entry, walked.tip_trail
         if read >= LONG_WALK:
-            # The pack's delta bases that the walk's trees filled (up to 16 MiB, a bound
-            # libgit2 fixes) stay with the pack while any handle has it open: every handle
-            # goes, as when the mount is idle.
+            # What the other handles read while it ran: every handle goes, as when the mount is idle.
             self.repo.release_caches()
         elif read >= CLEAR_EVERY:
             release_free_memory()
@@ -304,9 +361,10 @@ class _Walked:
 
 
 def _walk_line(git: pygit2.Repository, tip: pygit2.Oid, parts: list[str],
-               known: Optional[_PathIndex]) -> tuple[_Walked, int]:
+               known: Optional[_PathIndex], release_others: Callable[[], None]) -> tuple[_Walked, int]:
     """The versions of `parts` on tip's first-parent line, newest first, down to known's tip
-    (excluded) or the root; and how many commits it read.
+    (excluded) or the root; and how many commits it read. Every LONG_WALK commits,
+    release_others() lets the other handles on the clone go (see the module's docstring).
 
     A commit is a version when the path's entry there differs from its parent's and is a
     file; the parent's entry is compared at the next commit read (the root's parent, and
@@ -329,8 +387,10 @@ def _walk_line(git: pygit2.Repository, tip: pygit2.Oid, parts: list[str],
         child = (commit.id, commit.commit_time, entry)
         parents = commit.parent_ids
         read += 1
+        if read % LONG_WALK == 0:
+            release_others()
         if read % CLEAR_EVERY == 0:
-            git.free()  # its object cache: the trees this walk parsed (see the module's docstring)
+            git.free()  # its object cache and its packs: the trees this walk parsed and their delta bases
             if read % TRIM_EVERY == 0:
                 release_free_memory()
     # Met `stop` (else the line's root, or a rewritten branch's).

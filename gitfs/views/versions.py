@@ -154,7 +154,13 @@ class ListedVersions:
         return listing.name(number), StampedStat(template, listing.commit_time(number))
 
     def _size(self, number: int) -> int:
-        """The size a reader sees of one version (an LFS file's object's)."""
+        """The size a reader sees of one version (an LFS file's object's). Without a content
+        filter, a blob's own: the first size asked measures every version's at once."""
         listing = self.listing
+        if not self.repo.content_filter.active:
+            listing.measure_all(self.repo.blob_sizes)
+            size = listing.size(number, lambda _number: -1)
+            if size >= 0:
+                return size
         return self.repo.blob_item("", listing.mode(number), listing.blob(number), self.file_path,
                                    listing.commit(number)).size

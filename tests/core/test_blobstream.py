@@ -110,6 +110,9 @@ def test_a_pack_index_finds_every_object_git_lists(remote):
     for fields in objects:
         assert index.offset(bytes.fromhex(fields[0])) == int(fields[4])
     assert index.offset(bytes(20)) is None and index.offset(b"\xff" * 20) is None
+    # In one pass over sorted ids (repeated ones, and ids no pack holds, among them).
+    ids = sorted([bytes.fromhex(fields[0]) for fields in objects] * 2 + [bytes(20), b"\xff" * 20, b"\x80" * 20])
+    assert index.offsets(ids) == [index.offset(raw_id) for raw_id in ids]
 
 
 def test_a_fetched_pack_is_found_after_the_first_lookup(remote):
@@ -289,6 +292,8 @@ def test_every_packed_object_size_is_read_from_its_entry_as_git_tells_it(tmp_pat
     assert kinds.count(delta_kind) > 20, "the repack stored deltas of this kind"
     for name, size in expected.items():
         assert files.blob_size(name, bytes.fromhex(name)) == size, name
+    # The same sizes from one batch, in the order asked; an id no pack holds has none.
+    assert files.packs.sizes([bytes.fromhex(name) for name in expected] + [bytes(20)]) == [*expected.values(), None]
 
 
 @pytest.mark.parametrize("damage", ["type", "stream"])

@@ -4,9 +4,12 @@ against `git log --first-parent -- PATH`."""
 import os
 import subprocess
 import tracemalloc
+import types
 
 import pytest
 
+from gitfs.cache_policy import VersionsForgetter
+from gitfs.mount import Mount
 from gitfs.repo import versions as versions_module
 from gitfs.repo.repository import FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK, Repository
 from gitfs.repo.versions import FileVersions, version_name
@@ -156,6 +159,24 @@ def test_every_walk_reads_on_a_handle_of_its_own(changing, monkeypatch):
     assert len(handles) == 2  # each path's walk; the third call found the branch where it was
 
 
+def test_a_long_index_finds_each_version_by_its_name_in_its_sorted_table(changing, monkeypatch):
+    """From PREFIX_TABLE_FROM versions on, a name is looked up in a sorted table (a LOOKUP
+    of every version of a listing the kernel forgot was a scan of the ids each); the table
+    follows the index as the branch moves."""
+    monkeypatch.setattr(versions_module, "PREFIX_TABLE_FROM", 2)
+    index = FileVersions(changing.repo)
+    versions = index.versions("a/b/file.txt")
+    for version in versions:
+        assert index.version("a/b/file.txt", version.name) == version
+    assert index.version("a/b/file.txt", versions[0].name.replace("09-00-00", "09-00-01")) is None
+    assert index.version("a/b/file.txt", versions[0].name[:-1] + "x") is None
+    assert index.version("a/b/file.txt", versions[0].name[:-2]) is None
+    changing.commit({"a/b/file.txt": "4\n"}, "four", date="2020-01-07T08:00:00+0000")
+    newest = index.versions("a/b/file.txt")[-1]
+    assert newest.name not in {version.name for version in versions}
+    assert index.version("a/b/file.txt", newest.name) == newest
+
+
 def test_memory_follows_the_versions_not_the_history(tmp_path, local_timezone):
     """A file changed once on a history of 3,000 commits: the index holds its version and
     nothing per commit (the first-parent line kept before took 48 bytes a commit)."""
@@ -233,7 +254,55 @@ def test_a_long_walk_lets_every_handle_go_when_it_ends(changing, monkeypatch):
     monkeypatch.setattr(versions_module, "LONG_WALK", 7)
     index = FileVersions(changing.repo)
     assert shas(index.versions("top.txt")) == git_versions(changing, "top.txt")  # 7 commits read
-    assert released == [1]
+    assert released == [1, 1]  # on reaching LONG_WALK commits, and at its end
     changing.commit({"top.txt": "top 3\n"}, "three")
     assert shas(index.versions("top.txt")) == git_versions(changing, "top.txt")  # 1 commit read
-    assert released == [1]
+    assert released == [1, 1]
+
+
+def test_a_long_walk_has_the_other_handles_let_go_as_it_goes(changing, monkeypatch):
+    """libgit2 keeps a pack's delta bases with the pack, shared by every handle that has it
+    open: every LONG_WALK commits of a walk, the other handles go, so that the walk's
+    own clearings close the pack (and its delta bases) as it goes. The walk still reads
+    every commit on its own handle, and the thread handles opened meanwhile work."""
+    seen = []
+    release_caches = changing.repo.release_caches
+
+    def release():
+        seen.append(index.commits_read)  # counted when a walk ends
+        changing.repo.git  # noqa: B018 - a thread's handle, as a FUSE thread would hold one
+        release_caches()
+        assert changing.repo.tree_item(changing.repo.branch_tip(), ["top.txt"]).size > 0
+
+    monkeypatch.setattr(changing.repo, "release_caches", release)
+    monkeypatch.setattr(versions_module, "LONG_WALK", 3)
+    index = FileVersions(changing.repo)
+    assert shas(index.versions("a/b/file.txt")) == git_versions(changing, "a/b/file.txt")
+    assert seen == [0, 0, 7]  # every LONG_WALK commits of the walk, and at its end
+    assert index.commits_read == 7
+
+
+def test_an_idle_mount_reads_the_folders_it_tells_the_kernel_of_before_the_versions_go(changing):
+    """The kernel's lstat of a file's versions folder (for its node id) may come back to
+    GitFS as a GETATTR, whose times are the file's versions: read after the versions were
+    let go, it walked the whole branch again and kept them (18 MB for 300,000 versions)."""
+    index = FileVersions(changing.repo)
+    listed = index.listing("a/b/file.txt")
+
+    class Kernel:  # the FUSE boundary: each folder's attributes asked of GitFS, as a stale entry makes the kernel do
+        active = True
+        told: list[str] = []
+
+        def node_ids(self, paths):
+            return {path: 7 for path in paths if index.span(path.split("/", 3)[3]) is not None}
+
+        def forget_entries(self, parents, removed):
+            assert parents == {"/.gitfs/versions/a/b/file.txt": 7}
+            self.told.extend(removed)
+
+    read_before = index.commits_read
+    mount = types.SimpleNamespace(versions=index, versions_kernel=VersionsForgetter(Kernel(), "/.gitfs/versions"),
+                                  repo=changing.repo)
+    Mount.release_idle(mount)  # type: ignore[arg-type]
+    assert index.kept() == 0 and index.commits_read == read_before
+    assert Kernel.told == [f"/.gitfs/versions/a/b/file.txt/{name}" for name in listed.names()]
