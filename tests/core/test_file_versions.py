@@ -302,7 +302,8 @@ def test_an_idle_mount_reads_the_folders_it_tells_the_kernel_of_before_the_versi
 
     read_before = index.commits_read
     mount = types.SimpleNamespace(versions=index, versions_kernel=VersionsForgetter(Kernel(), "/.gitfs/versions"),
-                                  repo=changing.repo)
+                                  repo=changing.repo, options=types.SimpleNamespace(mount_point="/nowhere"),
+                                  history_kernel=types.SimpleNamespace(forget_names=lambda working_dirs: 0))
     Mount.release_idle(mount)  # type: ignore[arg-type]
     assert index.kept() == 0 and index.commits_read == read_before
     assert Kernel.told == [f"/.gitfs/versions/a/b/file.txt/{name}" for name in listed.names()]
