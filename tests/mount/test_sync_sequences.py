@@ -22,12 +22,15 @@ def shell(cwd, script: str) -> None:
 
 
 def synced(mount) -> bool:
-    """Everything in the clone's working tree is committed and on the remote."""
-    local = git("rev-parse", "main", cwd=mount.repo_path).strip()
+    """Everything in the clone's working tree is committed and on the remote. The branch is
+    read before and after `git status`: a commit made between the reads leaves the tree
+    clean while the branch read first, still the remote's, says nothing is ahead."""
+    before = git("rev-parse", "main", cwd=mount.repo_path).strip()
     # GIT_OPTIONAL_LOCKS=0: git status must not take the clone's index.lock under GitFS's feet.
     dirty = git("status", "--porcelain", "--untracked-files=all", cwd=mount.repo_path,
                 env=dict(os.environ, GIT_OPTIONAL_LOCKS="0"))
-    return dirty == "" and local == mount.remote.head()
+    after = git("rev-parse", "main", cwd=mount.repo_path).strip()
+    return dirty == "" and before == after == mount.remote.head()
 
 
 def run_sequence(remote, mount_gitfs, script: str):
