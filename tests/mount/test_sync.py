@@ -333,3 +333,26 @@ def test_a_path_marked_minus_merge_keeps_the_local_file_whole(remote, mount_gitf
         handle.write("mine\n")
     wait_for(lambda: "Update /app.log" in remote.log(), message="my commit on the remote")
     assert remote.show("app.log") == b"one\nmine\n"
+
+
+def test_a_pushed_commit_the_remote_lost_is_pushed_again(remote, mount_gitfs):
+    """Another pusher overwrote the branch (a forced push, or two pushes to a remote that is
+    a local path at the same moment: libgit2 writes that remote's ref without comparing it
+    with the value it saw): the commit GitFS had pushed is no longer on the remote. The
+    next fetch shows it missing, and the sync replays it on top: nothing is lost."""
+    mount = mount_gitfs(remote, fetch_timeout=1)
+    (mount.current / "mine.txt").write_text("mine\n")
+    wait_for(lambda: "mine.txt" in remote.files(), timeout=30, message="mine.txt on the remote")
+    lost = remote.head()
+    git("fetch", "-q", "origin", cwd=remote.work)
+    git("reset", "-q", "--hard", f"{lost}~1", cwd=remote.work)  # the tip before GitFS's commit
+    (remote.work / "theirs.txt").write_text("theirs\n")
+    git("add", "theirs.txt", cwd=remote.work)
+    git("commit", "-q", "-m", "theirs, over GitFS's commit", cwd=remote.work)
+    git("push", "-q", "--force", "origin", remote.branch, cwd=remote.work)
+    assert "mine.txt" not in remote.files()
+    wait_for(lambda: {"mine.txt", "theirs.txt"} <= set(remote.files()), timeout=30,
+             message="GitFS's lost commit pushed again, on top of theirs")
+    assert remote.show("mine.txt") == b"mine\n" and remote.show("theirs.txt") == b"theirs\n"
+    wait_for(lambda: (mount.current / "theirs.txt").exists(), message="theirs in current/")
+    assert_linear(remote)
