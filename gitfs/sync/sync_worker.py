@@ -64,6 +64,7 @@ class SyncWorker(threading.Thread):
         self.final_seconds = final_seconds
         self.clock = clock
         self._stopping = threading.Event()
+        self._final_started = threading.Event()  # the thread left its loop for the final cycle
         self._final_commit_done = threading.Event()  # the final cycle's commit ended, or failed
         # sync_now() asked for a cycle now (no quiet period, no back-off): the files open
         # for writing at each request since the last cycle; None if none was asked for.
@@ -90,12 +91,17 @@ class SyncWorker(threading.Thread):
         self.jobs.wake()
 
     def stop(self, timeout: float) -> None:
-        """Let the thread run its final cycle and end: wait for its commit whatever it
-        takes, then at most timeout seconds for the push."""
+        """Let the thread run its final cycle and end: wait at most timeout seconds for the
+        cycle in flight (a push over a network that hangs), then for the final commit
+        whatever it takes, then at most timeout seconds for the push."""
         self._stopping.set()
         self.jobs.wake()
-        while self.is_alive() and not self._final_commit_done.wait(COMMIT_NOTICE_SECONDS):
-            log.info("unmount: still committing the last changes")
+        deadline = time.monotonic() + timeout
+        while self.is_alive() and not self._final_started.wait(0.1) and time.monotonic() < deadline:
+            pass
+        if self._final_started.is_set():
+            while self.is_alive() and not self._final_commit_done.wait(COMMIT_NOTICE_SECONDS):
+                log.info("unmount: still committing the last changes")
         self.join(timeout)
         if self.is_alive():
             log.warning("SyncWorker did not stop within %.0f s", timeout)
@@ -108,6 +114,7 @@ class SyncWorker(threading.Thread):
             self._guarded(lambda: self.cycle.commit_everything(recover))  # left on disk by a crash
         while not self._stopping.is_set():
             self.step()
+        self._final_started.set()
         self._await_releases(set(self.writing()))  # unmounted: every file is closed, or closing
         try:
             self._guarded(lambda: self.cycle.final(self.final_seconds, on_committed=self._final_commit_done.set))

@@ -2,10 +2,12 @@
 with a fake clock, on real repositories; the thread is never started except where the
 test is about the thread (the final cycle at stop)."""
 
+import threading
 import time
 
 import pytest
 
+from gitfs.sync.cycle import CycleResult
 from gitfs.sync.jobs import CommitJob
 from gitfs.sync.sync_worker import SyncWorker
 from helpers import git, make_rig
@@ -159,6 +161,33 @@ def test_stop_waits_for_the_final_commit_however_long_it_takes(rig, writers):
     worker.stop(timeout=0.1)
     assert "last.txt" in git("ls-tree", "--name-only", "HEAD", cwd=rig.path).split()
     worker.join(30)
+
+
+def test_stop_gives_up_on_a_cycle_that_hangs(rig, writers):
+    """A cycle in flight at unmount (a push over a network that hangs) is waited for at most
+    the timeout: only the final cycle's own commit is waited for however long it takes."""
+    worker = worker_for(rig, writers, sync_timeout=3600)
+    release = threading.Event()
+    running = threading.Event()
+
+    def hanging_run(*args, **kwargs):
+        running.set()
+        release.wait(60)
+        return CycleResult()
+
+    rig.cycle.run = hanging_run
+    worker.start()
+    worker.sync_now()
+    assert running.wait(10)
+    stopped = threading.Event()
+    stopper = threading.Thread(target=lambda: (worker.stop(timeout=0.2), stopped.set()), daemon=True)
+    stopper.start()
+    try:
+        assert stopped.wait(30), "stop() waited for the hanging cycle"
+        assert worker.is_alive()
+    finally:
+        release.set()
+        worker.join(30)
 
 
 def test_sync_now_waits_for_the_files_closed_before_it_and_holds_those_still_open(rig, writers):
