@@ -153,10 +153,9 @@ class TreeReading(CloneBase):
             return [(item.name, item.mode, item.size) for item in self.list_tree_items(tree_oid, sizes=True,
                                                                                         where=where)]
         tree = self._tree(tree_oid)
-        entries = [(cast(str, entry.name), entry.filemode, entry.id) for entry in tree]  # a tree's entries are named
-        sizes = self._tree_sizes.get(tree_oid, lambda _oid: array("q", [
-            self.blob_size(oid) if mode in BLOB_MODES else 0 for _name, mode, oid in entries]))
-        return [(name, mode, size) for (name, mode, _oid), size in zip(entries, sizes)]
+        sizes = self._tree_sizes.get(tree_oid, lambda _oid: self._measure_blobs(tree))
+        return [(cast(str, entry.name), entry.filemode, size)  # a tree's entries are named
+                for entry, size in zip(tree, sizes)]
 
     def _measure_blobs(self, tree: pygit2.Tree) -> array:
         """Each entry's size in the tree's order: a blob's or a link's, 0 for the rest."""
