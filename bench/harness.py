@@ -4,10 +4,12 @@ folders, cleanup), GitFS and rclone mounts, and the table."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import platform
+import resource
 import shutil
 import signal
 import statistics
@@ -297,8 +299,13 @@ def fmt_mb(kb: Optional[int]) -> str:
 
 
 class Mount:
-    def __init__(self, bench: Bench, remote: str, name: str, options: str = ""):
+    def __init__(self, bench: Bench, remote: str, name: str, options: str = "", *,
+                 open_files: Optional[int] = None, path: Optional[str] = None):
+        """`open_files`: the daemon's limit, soft and hard (a systemd service's LimitNOFILE=);
+        `path`: the PATH it runs with (one without git: a machine where git is not installed)."""
         self.bench = bench
+        self.open_files = open_files
+        self.path_variable = path
         self.remote = remote
         self.name = name
         self.point = bench.path("mnt", name)
@@ -325,9 +332,12 @@ class Mount:
             opts += "," + self.options
         command = [sys.executable, "-m", "gitfs", self.remote, self.point, "-o", opts]
         self.bench.mounts.append(self)
+        env = dict(self.bench.env, PATH=self.path_variable) if self.path_variable else self.bench.env
+        limit = None if self.open_files is None else functools.partial(
+            resource.setrlimit, resource.RLIMIT_NOFILE, (self.open_files, self.open_files))
         start = time.perf_counter()
-        result = subprocess.run(command, cwd=ROOT, env=self.bench.env, capture_output=True, text=True,
-                                timeout=300)
+        result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+                                preexec_fn=limit)
         elapsed = time.perf_counter() - start
         if result.returncode != 0:
             self.bench.mounts.remove(self)
@@ -560,3 +570,21 @@ def print_table(rows) -> None:
     print("-+-".join("-" * w for w in widths))
     for r in rows:
         print(" | ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+
+
+def process_figures(pid: Optional[int]) -> dict[str, int]:
+    """A daemon's open files, memory maps, threads and RSS (kB) now; {} once it is gone."""
+    if pid is None:
+        return {}
+    try:
+        figures = {"open files": len(os.listdir(f"/proc/{pid}/fd"))}
+        with open(f"/proc/{pid}/maps") as maps:
+            figures["maps"] = sum(1 for _ in maps)
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                key, _, value = line.partition(":")
+                if key in ("VmRSS", "Threads"):
+                    figures["RSS kB" if key == "VmRSS" else "threads"] = int(value.split()[0])
+    except OSError:
+        return {}
+    return figures

@@ -33,8 +33,14 @@ prints a table: figure | GitFS | baseline | ratio | target | met? | rclone.
      git commit` + `git push` of the same tree to a remote of its own, the seconds the
      status said nothing pending before the remote had it, the daemon's peak RSS and the
      unmount time.
+ 12. aging: a clone aged by 2,000 fetches (400 with --quick), mounted with 1,024 open files:
+     open files, maps and packs, untidied (no git) and once GitFS has tidied it, and reads of
+     current/, a busy file's versions and history/ beside the same clone after `git repack -ad`.
+ 13. soak: a colleague pushing every second and a writer appending through the mount every
+     second for 10 minutes (2 with --quick): RSS, open files, maps, threads, packs and loose
+     objects sampled, their growth per hour, every line of both sides kept.
 
- 11. the versions of a file changed in every commit of a 300,000-commit history (30,000
+ 14. the versions of a file changed in every commit of a 300,000-commit history (30,000
      with --quick) and of one changed once: the daemon's RSS at each step (peak and
      after), each listing beside `git log --format=%H -- FILE`, RSS once idle.
 
@@ -62,6 +68,7 @@ import time
 from typing import Callable
 
 import harness
+from aging_bench import AGING_PUSHES, SOAK_MINUTES, bench_aging, bench_soak
 from batches_bench import BATCH_KINDS, bench_batches
 from files_bench import bench_files
 from harness import OPS, Bench, machine_lines, print_table
@@ -81,8 +88,12 @@ def main(argv=None) -> int:
     parser.add_argument("--commits", type=int, help="commits in each generated history (17000; 3000 with --quick)")
     parser.add_argument("--scale", help="only mount time, listing time and RSS on long histories of these sizes, "
                                         "e.g. 17000,170000 (slow; not for CI)")
-    parser.add_argument("--sections", default="history,versions,files,tree,tar,batches",
-                        help="comma-separated: history, versions, files, tree, tar, batches")
+    parser.add_argument("--sections", default="history,versions,files,tree,tar,batches,aging,soak",
+                        help="comma-separated: history, versions, files, tree, tar, batches, aging, soak")
+    parser.add_argument("--aging-pushes", type=int,
+                        help=f"fetched pushes that age the aging section's clone ({AGING_PUSHES}; 400 with --quick)")
+    parser.add_argument("--soak-minutes", type=float,
+                        help=f"minutes of the soak ({SOAK_MINUTES}; 2 with --quick; 60 for an hour)")
     parser.add_argument("--busy-commits", type=int,
                         help=f"commits of the busy-file history ({BUSY_COMMITS}; 30000 with --quick)")
     parser.add_argument("--tree", default=f"{TREE_FILES}:{TREE_COMMITS}",
@@ -130,6 +141,12 @@ def main(argv=None) -> int:
             sections.append(lambda: bench_tar(bench_holder[0]))
         if "batches" in wanted:
             sections.append(lambda: bench_batches(bench_holder[0]))
+        if "aging" in wanted:
+            pushes = args.aging_pushes or (400 if args.quick else AGING_PUSHES)
+            sections.append(lambda: bench_aging(bench_holder[0], pushes))
+        if "soak" in wanted:
+            minutes = args.soak_minutes or (2 if args.quick else SOAK_MINUTES)
+            sections.append(lambda: bench_soak(bench_holder[0], minutes))
         what = ", ".join(part for part in (
             f"histories: {', '.join(histories)}, {commits} commits each{' (--quick)' if args.quick else ''}"
             if "history" in wanted else "",

@@ -7,6 +7,7 @@ to the mounting user (privacy.py): its folder, and the parents GitFS creates, ar
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -141,11 +142,20 @@ def _reuse(path: str, options: Options, credentials: remote_ops.Credentials,
     return repo
 
 
+TOP_LOCKS = ("index.lock", "HEAD.lock", "packed-refs.lock", "FETCH_HEAD.lock", "ORIG_HEAD.lock", "config.lock")
+
+
 def _remove_stale_locks(path: str) -> None:
-    # We are the only writer of this clone: a lock left here is from a crash.
-    for name in ("index.lock", "HEAD.lock"):
-        lock = os.path.join(path, ".git", name)
-        if os.path.exists(lock):
+    """We are the only writer of this clone: a lock left here is from a crash (of GitFS,
+    or of the git gc it runs, which locks refs and reflogs while it packs and expires
+    them). Left in place, a ref's lock would fail every fetch and push for good."""
+    git_dir = os.path.join(path, ".git")
+    locks = [os.path.join(git_dir, name) for name in TOP_LOCKS]
+    for folder in ("refs", "logs"):
+        for top, _dirs, files in os.walk(os.path.join(git_dir, folder)):
+            locks += [os.path.join(top, name) for name in files if name.endswith(".lock")]
+    for lock in locks:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(lock)
 
 

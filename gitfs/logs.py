@@ -65,6 +65,7 @@ def configure(destination: str, level: str, *, foreground: bool) -> None:
     threading.excepthook = _log_thread_crash
     # mfusepy logs every errno it returns at debug level: keep that for debug=true only.
     logging.getLogger("fuse").setLevel(logging.DEBUG if level == "debug" else logging.WARNING)
+    logging.getLogger("sh").setLevel(logging.WARNING)  # the git program run through sh: one line per process
 
 
 def startup_error(message: str) -> None:

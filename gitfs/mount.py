@@ -21,6 +21,7 @@ from gitfs.repo import remote as remote_ops
 from gitfs.repo.conflicts import ConflictLog
 from gitfs.repo.days import CommitDays, day_and_name
 from gitfs.repo.errors import PathNotFound
+from gitfs.repo.housekeeping import Housekeeper
 from gitfs.repo.ignore import IgnoreRules
 from gitfs.repo.repository import Repository
 from gitfs.repo.rescue import saved_histories
@@ -110,7 +111,9 @@ class Mount:
         self.sync_worker = SyncWorker(self.cycle, self.jobs, self.state, writers=self.writers,
                                       dirty_open_paths=self.handles.dirty_paths, sync_timeout=options.sync_timeout,
                                       recover=recovered_jobs, writing=self.writing,
-                                      wait_released=self.handles.wait_released, final_seconds=UNMOUNT_PUSH_SECONDS)
+                                      wait_released=self.handles.wait_released, final_seconds=UNMOUNT_PUSH_SECONDS,
+                                      housekeeping=Housekeeper(repo.path, pushed=lambda: repo.count_ahead() == 0,
+                                                               exclusive=remote.quiet, tidied=repo.release_caches))
         self.fetch_worker = FetchWorker(remote, self.state, fetch_timeout=options.fetch_timeout,
                                         idle_fetch_timeout=options.idle_fetch_timeout,
                                         on_remote_moved=self.sync_worker.wake, on_idle=self.release_idle)

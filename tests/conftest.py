@@ -14,7 +14,9 @@ The plain helpers these fixtures use (and the tests import) are in helpers.py.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import resource
 import subprocess
 import time
 from pathlib import Path
@@ -75,7 +77,8 @@ def mount_gitfs(tmp_path):
     mounts: list[Mount] = []
     counter = iter(range(1000))
 
-    def start(remote: Remote, *, repo_path: Path | None = None, expect_errors=False, **options) -> Mount:
+    def start(remote: Remote, *, repo_path: Path | None = None, expect_errors=False, open_files: int | None = None,
+              **options) -> Mount:
         number = next(counter)
         mount_point = tmp_path / f"mnt{number}"
         mount_point.mkdir(exist_ok=True)
@@ -84,7 +87,10 @@ def mount_gitfs(tmp_path):
         defaults = {"repo_path": repo_path, "foreground": True, "log": log, "log_level": "info",
                     "sync_timeout": 0.5, "fetch_timeout": 1}
         defaults.update(options)
-        process = subprocess.Popen(gitfs_command(remote.url, mount_point, defaults),
+        # open_files: the daemon's limit, soft and hard (`ulimit -n`; LimitNOFILE= of a systemd unit)
+        limit = None if open_files is None else functools.partial(resource.setrlimit, resource.RLIMIT_NOFILE,
+                                                                  (open_files, open_files))
+        process = subprocess.Popen(gitfs_command(remote.url, mount_point, defaults), preexec_fn=limit,
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         mount = Mount(remote, mount_point, repo_path, log, process)
         mount.expect_errors = expect_errors

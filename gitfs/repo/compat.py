@@ -9,6 +9,7 @@ option: `set_option` says whether an option was applied.
 
 from __future__ import annotations
 
+import ctypes
 import enum
 import inspect
 import os
@@ -43,7 +44,8 @@ except ImportError:  # pygit2 < 1.14: the same values, libgit2's own (stable acr
         REVERSE = 1 << 2
 
 __all__ = ["CredentialType", "DeltaStatus", "DiffOption", "FileStatus", "SortMode", "blob_size", "remove_directory",
-           "push", "set_option", "set_ssh_home", "tree_entry"]
+           "push", "set_mwindow_file_limit", "set_option", "set_ssh_home", "tree_entry"]
+GIT_OPT_SET_MWINDOW_FILE_LIMIT = 30  # libgit2's git_libgit2_opt_t, the same from 1.1 to today
 
 
 def set_option(name: str, *values) -> bool:
@@ -56,6 +58,21 @@ def set_option(name: str, *values) -> bool:
     except (ValueError, pygit2.GitError):  # known to pygit2, not to the libgit2 it runs on
         return False
     return True
+
+
+def set_mwindow_file_limit(limit: int) -> bool:
+    """The most pack files libgit2 keeps open at once, process-wide (0: no limit, its
+    default). pygit2 before 1.15 does not name the option, though every libgit2 it runs
+    on (1.1 and later) has it: then git_libgit2_opts is called directly, through the
+    library pygit2 loaded."""
+    if set_option("GIT_OPT_SET_MWINDOW_FILE_LIMIT", limit):
+        return True
+    try:
+        git_libgit2_opts = ctypes.CDLL(pygit2._pygit2.__file__).git_libgit2_opts
+    except (OSError, AttributeError):
+        return False
+    git_libgit2_opts.restype = ctypes.c_int
+    return git_libgit2_opts(ctypes.c_int(GIT_OPT_SET_MWINDOW_FILE_LIMIT), ctypes.c_size_t(limit)) == 0
 
 
 def blob_size(git: pygit2.Repository, oid: pygit2.Oid) -> int:

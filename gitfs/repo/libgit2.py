@@ -16,6 +16,11 @@ process, so no constructor or fetch sets them again.
   of the pack mapped (~190 bytes per commit of 300,000) for the life of the mount.
   libgit2 frees a walk's memory, but malloc keeps it: release_free_memory() gives it
   back to the system after the walk that indexes history/ (~100 bytes per commit).
+- Open files: libgit2 keeps every pack file it has read open (and mapped), and a clone
+  that fetched for weeks has thousands of packs until it is repacked (housekeeping.py):
+  at 400 packs the daemon met the 1,024 open files a systemd service gets. At most
+  MWINDOW_FILES packs stay open; the least recently used is closed (and unmapped) to
+  open another.
 - Reading: libgit2 hashes every object it reads again to check it (SHA-1 with
   collision detection, ~250 MB/s): the first read of a 100 MB file from history/
   spent more time hashing than inflating. Every object in the clone was hashed
@@ -45,7 +50,7 @@ import os
 
 import pygit2
 
-from gitfs.repo.compat import set_option, set_ssh_home
+from gitfs.repo.compat import set_mwindow_file_limit, set_option, set_ssh_home
 from gitfs.repo.credentials import Credentials, ssh_home_for, transport_of
 from gitfs.repo.errors import SettingError
 
@@ -56,6 +61,7 @@ GIT_OBJECT_COMMIT, GIT_OBJECT_TREE = 1, 2  # libgit2's git_object_t (pygit2 name
 TREE_CACHE_LIMIT = 1024 * 1024  # the biggest tree kept parsed (libgit2's default: 4 kB, ~100 entries)
 MWINDOW_BYTES = 4 * 1024 * 1024
 MWINDOW_MAPPED_BYTES = 8 * 1024 * 1024
+MWINDOW_FILES = 32
 PACK_DELTA_MAX_BYTES = 1024 * 1024
 PACK_WINDOW_BYTES = 64 * 1024 * 1024
 PACK_SETTINGS = {"pack.deltaCacheSize": PACK_DELTA_MAX_BYTES, "pack.bigFileThreshold": PACK_DELTA_MAX_BYTES,
@@ -70,6 +76,9 @@ def configure(credentials: Credentials, url: str) -> None:
     set_option("GIT_OPT_SET_CACHE_OBJECT_LIMIT", GIT_OBJECT_TREE, TREE_CACHE_LIMIT)
     pygit2.settings.mwindow_size = MWINDOW_BYTES
     pygit2.settings.mwindow_mapped_limit = MWINDOW_MAPPED_BYTES
+    if not set_mwindow_file_limit(MWINDOW_FILES):
+        log.warning("libgit2 %s keeps every pack file open: a clone with many packs may exhaust "
+                    "the open-file limit", pygit2.LIBGIT2_VERSION)
     set_option("GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION", False)
     # libgit2 1.7 and later; before, the operating system's TCP timeouts apply.
     if not (set_option("GIT_OPT_SET_SERVER_CONNECT_TIMEOUT", CONNECT_TIMEOUT_MS)

@@ -10,17 +10,25 @@ and version, 256 cumulative counts by first byte, the sorted object ids, their C
 
 Thread-safe: the indexes are read-only maps of their files, replaced (never
 changed) under a lock when the pack folder's listing changes.
+
+Open files: a clone that fetched for weeks has thousands of packs, and a daemon run by
+systemd gets 1,024 open files. The pack files are opened when an entry is read and kept
+open only OPEN_PACKS at a time (OpenPacks), the least recently read closed first. An
+index is a map, and Python keeps a descriptor with every map: only the MAPPED_INDEXES
+biggest packs are indexed here (a clone's own pack, and what a repack made of the
+fetched ones); libgit2, with open packs bounded of its own, reads what the others hold.
 """
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import mmap
 import os
 import struct
 import threading
-import weakref
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Optional
 
 IDX_MAGIC = b"\xfftOc"
@@ -38,16 +46,65 @@ ENTRY_HEADER_MAX = 16  # a type and a 64-bit size in 7-bit groups fit in 10 byte
 # first block may open with its Huffman tables (under 128 bytes in every entry of the
 # packs tried; a longer one leaves the size to libgit2).
 ENTRY_START_READ = 256
+OPEN_PACKS = 16  # pack files kept open for their entries' headers
+MAPPED_INDEXES = 48  # pack indexes mapped at once: the biggest packs'
+
+
+class OpenPacks:
+    """The pack files open for reading entries: at most `limit` (more only while that
+    many are being read at once), the least recently read closed first. A pack deleted
+    since it was closed (git repack replaced it) fails to open: OSError, as a read of a
+    damaged pack does, and libgit2 answers instead."""
+
+    def __init__(self, limit: int = OPEN_PACKS):
+        self._limit = limit
+        self._lock = threading.Lock()
+        self._open: collections.OrderedDict[str, list[int]] = collections.OrderedDict()  # path -> [fd, readers]
+
+    @contextlib.contextmanager
+    def reading(self, path: str) -> Iterator[int]:
+        """The pack's descriptor, open until the block ends (and maybe after)."""
+        with self._lock:
+            entry = self._open.get(path)
+            if entry is None:
+                entry = self._open[path] = [os.open(path, os.O_RDONLY | os.O_CLOEXEC), 0]
+            else:
+                self._open.move_to_end(path)
+            entry[1] += 1
+        try:
+            yield entry[0]
+        finally:
+            with self._lock:
+                entry[1] -= 1
+                self._close_beyond(self._limit)
+
+    def close_all(self) -> None:
+        """Close every pack not being read (an idle mount; packs replaced by a repack)."""
+        with self._lock:
+            self._close_beyond(0)
+
+    def count(self) -> int:
+        return len(self._open)
+
+    def _close_beyond(self, limit: int) -> None:
+        surplus = len(self._open) - limit
+        for path, (fd, readers) in list(self._open.items()):
+            if surplus <= 0:
+                return
+            if readers == 0:
+                os.close(fd)
+                del self._open[path]
+                surplus -= 1
 DELTA_SIZES_MAX = 20  # a delta's stream starts with two sizes in 7-bit groups
 
 
 class PackIndex:
-    """One pack's index, mapped read-only, and its pack file, kept open for the entry
-    headers (a read of one is a pread, not an open, a read and a close). Both are given
-    back when the object is collected: a reader may still hold it after a fetch changed
-    the pack folder, and git deletes a pack only by unlinking it."""
+    """One pack's index, mapped read-only, and its pack file, read through `packs` (a
+    read of an entry's header is a pread, mostly not an open, a read and a close). The
+    map is given back when the object is collected: a reader may still hold it after a
+    fetch changed the pack folder, and git deletes a pack only by unlinking it."""
 
-    def __init__(self, idx_path: str):
+    def __init__(self, idx_path: str, packs: OpenPacks):
         with open(idx_path, "rb") as handle:
             self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         if len(self._map) < ENTRIES_AT or self._map[:4] != IDX_MAGIC or \
@@ -58,17 +115,16 @@ class PackIndex:
         self._offsets_at = ENTRIES_AT + self.count * (SHA1_LENGTH + 4)
         self._large_at = self._offsets_at + self.count * 4
         self.pack_path = pack_path_of(idx_path)
-        try:
-            pack_fd = os.open(self.pack_path, os.O_RDONLY | os.O_CLOEXEC)
-        except OSError:
+        self._packs = packs
+        if not os.path.exists(self.pack_path):
             self._map.close()
-            raise
-        self._pack_fd = pack_fd
-        self._close_pack = weakref.finalize(self, os.close, pack_fd)
+            raise FileNotFoundError(self.pack_path)
 
     def entry_header(self, offset: int) -> tuple[int, int, int]:
         """(type, size, offset of its zlib data) of the pack entry at offset."""
-        return parse_entry_header(os.pread(self._pack_fd, ENTRY_HEADER_MAX, offset), self.pack_path, offset)
+        with self._packs.reading(self.pack_path) as fd:
+            header = os.pread(fd, ENTRY_HEADER_MAX, offset)
+        return parse_entry_header(header, self.pack_path, offset)
 
     def object_size(self, offset: int) -> Optional[int]:
         """The size of the object at offset, from its entry alone, or None (libgit2 must
@@ -76,7 +132,8 @@ class PackIndex:
         size, but its stream starts with its base's size and the object's (git's delta
         format), so a few bytes of it are inflated. libgit2's read_header walks the chain
         to the base for the type, which the caller knows already (a tree names a blob)."""
-        start = os.pread(self._pack_fd, ENTRY_START_READ, offset)
+        with self._packs.reading(self.pack_path) as fd:
+            start = os.pread(fd, ENTRY_START_READ, offset)
         kind, size, data_at = parse_entry_header(start, self.pack_path, offset)
         if kind in (PACK_COMMIT, PACK_TREE, PACK_BLOB, PACK_TAG):
             return size
@@ -156,7 +213,6 @@ class PackIndex:
 
     def close(self) -> None:
         self._map.close()
-        self._close_pack()
 
 
 def pack_path_of(idx_path: str) -> str:
@@ -202,6 +258,7 @@ class PackIndexes:
         self._lock = threading.Lock()
         self._indexes: dict[str, PackIndex] = {}  # pack path -> its index
         self._listed: Optional[frozenset[str]] = None  # the .idx names last read
+        self.open_packs = OpenPacks()
 
     def find(self, raw_id: bytes, *, look_again: bool = True) -> Optional[tuple[PackIndex, int]]:
         """(the pack's index, offset) of the object, or None: not in any pack (or not a SHA-1 id).
@@ -242,6 +299,7 @@ class PackIndexes:
         next find reads the pack folder again. A reader still holding one keeps it until done."""
         with self._lock:
             self._indexes, self._listed = {}, None
+        self.open_packs.close_all()
 
     def _search(self, raw_id: bytes) -> Optional[tuple[PackIndex, int]]:
         for index in list(self._indexes.values()):
@@ -260,15 +318,29 @@ class PackIndexes:
             if names == self._listed:
                 return False
             indexes: dict[str, PackIndex] = {}
-            for name in sorted(names):
+            for name in _biggest_packs(self._pack_dir, names, MAPPED_INDEXES):
                 pack = pack_path_of(os.path.join(self._pack_dir, name))
                 index = self._indexes.get(pack)
                 if index is None:
                     try:
-                        index = PackIndex(os.path.join(self._pack_dir, name))
+                        index = PackIndex(os.path.join(self._pack_dir, name), self.open_packs)
                     except (OSError, ValueError):
                         continue  # being written, or a format this reader does not know: libgit2 reads it
                 indexes[pack] = index
             # Dropped packs' maps are left to the garbage collector: a reader may still hold one.
             self._indexes, self._listed = indexes, names
-            return True
+        self.open_packs.close_all()  # a pack deleted by a repack is not held open
+        return True
+
+
+def _biggest_packs(pack_dir: str, idx_names: frozenset[str], count: int) -> list[str]:
+    """The index names of the `count` biggest packs (all of them if there are no more)."""
+    if len(idx_names) <= count:
+        return sorted(idx_names)
+    sizes = {}
+    for name in idx_names:
+        try:
+            sizes[name] = os.stat(pack_path_of(os.path.join(pack_dir, name))).st_size
+        except OSError:
+            continue  # being written or deleted
+    return sorted(sizes, key=lambda name: (-sizes[name], name))[:count]

@@ -8,9 +8,11 @@ retry: a server that is down for an hour gives two lines, not hundreds.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
+from collections.abc import Iterator
 from typing import Optional, Protocol
 
 import pygit2
@@ -43,6 +45,12 @@ class RemoteLink:
         self._lock = threading.Lock()  # one network operation on the clone at a time
         self._failing_lock = threading.Lock()
         self._failing: dict[str, Optional[str]] = {"fetch": None, "push": None}  # the last failure, by action
+
+    @contextlib.contextmanager
+    def quiet(self) -> Iterator[None]:
+        """No fetch or push while the block runs (a fetch under way ends first)."""
+        with self._lock:
+            yield
 
     def fetch(self, *, wait: bool = True) -> Optional[pygit2.Oid]:
         """The remote's tip after fetching (None: the branch is gone), or RemoteError.

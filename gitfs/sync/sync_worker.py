@@ -1,7 +1,8 @@
 """SyncWorker: the thread that alone decides when a sync cycle runs, and runs it.
 
 A cycle is due once current/ has been quiet for sync_timeout with something to
-commit or push, and no file that would be committed is open for writing (an
+commit or push (or, for changes that never pause, as a log written every second, once
+the oldest has waited ten sync_timeouts), and no file that would be committed is open for writing (an
 editor's swap file holds nothing back; a file open longer than ten
 sync_timeouts is committed with what it holds). SIGUSR1 skips the wait, a wake-up
 from the fetch worker brings the remote's change in even while a file is being
@@ -15,6 +16,11 @@ before the request. close(2) returns before the kernel sends RELEASE, so such a 
 may still count as open for writing, its commit job not queued yet: the worker first
 waits (at most RELEASE_WAIT) for the files open for writing at the request to be
 released. What is still open then is really open: its jobs wait, the rest is committed.
+
+Between cycles the worker lets the housekeeper tidy the clone (repo/housekeeping.py),
+saying whether changes wait (it then tidies only a clone far past its thresholds): the
+worker is the one thread that writes the clone, so no commit of its own runs meanwhile.
+Changes made during a tidying are committed after it; an unmount interrupts it.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import random
 import threading
 import time
 from collections.abc import Collection
-from typing import Callable, Optional, TypeVar
+from typing import Callable, Optional, Protocol, TypeVar
 
 from gitfs.repo.errors import LocalWriteError, RemoteError
 from gitfs.sync.cycle import CycleResult, SyncCycle
@@ -41,6 +47,11 @@ RELEASE_WAIT = 5.0
 COMMIT_NOTICE_SECONDS = 60.0  # how often an unmount waiting for a long final commit says so
 
 
+class Housekeeping(Protocol):
+    def tidy_if_due(self, busy: bool) -> bool: ...
+    def interrupt(self) -> None: ...
+
+
 class SyncWorker(threading.Thread):
     def __init__(self, cycle: SyncCycle, jobs: PendingJobs, state: SyncState, *,
                  writers: Callable[[], tuple[int, float]], dirty_open_paths: Callable[[], list[str]],
@@ -48,7 +59,8 @@ class SyncWorker(threading.Thread):
                  writing: Callable[[], dict[int, str]] = dict,
                  wait_released: Callable[[Collection[int], float], bool] = lambda numbers, timeout: True,
                  release_wait: float = RELEASE_WAIT,
-                 final_seconds: float = FINAL_SYNC_SECONDS, clock: Callable[[], float] = time.monotonic):
+                 final_seconds: float = FINAL_SYNC_SECONDS, housekeeping: Optional[Housekeeping] = None,
+                 clock: Callable[[], float] = time.monotonic):
         super().__init__(name="SyncWorker", daemon=True)
         self.cycle = cycle
         self.jobs = jobs
@@ -62,6 +74,7 @@ class SyncWorker(threading.Thread):
         self.sync_timeout = sync_timeout
         self.recover = recover
         self.final_seconds = final_seconds
+        self.housekeeping = housekeeping
         self.clock = clock
         self._stopping = threading.Event()
         self._final_started = threading.Event()  # the thread left its loop for the final cycle
@@ -75,6 +88,7 @@ class SyncWorker(threading.Thread):
         self._failures = 0
         self._last_failure: Optional[str] = None
         self._retry_at = 0.0
+        self._waiting_since: Optional[float] = None  # when the changes now waiting were first seen
 
     # -- what other threads may call ------------------------------------------------
 
@@ -95,6 +109,8 @@ class SyncWorker(threading.Thread):
         cycle in flight (a push over a network that hangs), then for the final commit
         whatever it takes, then at most timeout seconds for the push."""
         self._stopping.set()
+        if self.housekeeping is not None:
+            self.housekeeping.interrupt()
         self.jobs.wake()
         deadline = time.monotonic() + timeout
         while self.is_alive() and not self._final_started.wait(0.1) and time.monotonic() < deadline:
@@ -131,9 +147,20 @@ class SyncWorker(threading.Thread):
         if request:
             self._await_releases(request)
         forced = request is not None
-        if self._stopping.is_set() or not self.due(forced):
+        if self._stopping.is_set():
+            return None
+        if not self.due(forced):
+            self._tidy_if_due(forced)
             return None
         return self._guarded(lambda: self._run_cycle(forced))
+
+    def _tidy_if_due(self, forced: bool) -> None:
+        """Let the housekeeper tidy the clone, told whether anything waits for this thread."""
+        if self.housekeeping is None:
+            return
+        busy = bool(forced or self.jobs or self._owed or self.writers()[0])
+        housekeeping = self.housekeeping
+        self._guarded(lambda: housekeeping.tidy_if_due(busy))
 
     def due(self, forced: bool = False) -> bool:
         """Whether a cycle is due now; forced: asked for by sync_now()."""
@@ -141,7 +168,11 @@ class SyncWorker(threading.Thread):
         # A file written while open owes a commit too (after the open-file bound).
         if not (self.jobs or self._owed or (open_too_long and self.dirty_open_paths())):
             return False
-        if not forced and (self.state.quiet_for() < self.sync_timeout or self.clock() < self._retry_at):
+        if self._waiting_since is None:
+            self._waiting_since = self.clock()
+        waited_too_long = self.clock() - self._waiting_since >= self._longest_wait()
+        if not forced and ((self.state.quiet_for() < self.sync_timeout and not waited_too_long)
+                           or self.clock() < self._retry_at):
             return False
         # No commit while a file is open for writing, unless it has been open too long;
         # the remote's changes are brought in meanwhile.
@@ -153,10 +184,14 @@ class SyncWorker(threading.Thread):
             return min(max(left, 0.05), max(self._retry_at - self.clock(), 0.05), 1.0)
         return 1.0
 
+    def _longest_wait(self) -> float:
+        """How long a change waits for quiet, or a file open for writing for its close."""
+        return max(10 * self.sync_timeout, 1.0)
+
     def _writing(self) -> tuple[int, bool]:
         """(files open for writing, whether the oldest has been open past the open-file bound)."""
         count, oldest = self.writers()
-        return count, oldest > max(10 * self.sync_timeout, 1.0)
+        return count, oldest > self._longest_wait()
 
     def _await_releases(self, numbers: set[int]) -> None:
         if numbers and not self.wait_released(numbers, self.release_wait):
@@ -164,6 +199,7 @@ class SyncWorker(threading.Thread):
 
     def _run_cycle(self, forced: bool = False) -> CycleResult:
         self._woken = False
+        self._waiting_since = None  # what arrives from now on waits afresh
         writers, open_too_long = self._writing()
         writing = writers > 0
         if forced and writing and not open_too_long:

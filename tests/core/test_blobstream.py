@@ -14,7 +14,7 @@ import pytest
 
 from gitfs.repo import blobstream
 from gitfs.repo.blobstream import CorruptObject
-from gitfs.repo.packindex import PACK_OFS_DELTA, PACK_REF_DELTA, PackIndex
+from gitfs.repo.packindex import PACK_OFS_DELTA, PACK_REF_DELTA, OpenPacks, PackIndex
 from helpers import CountingRepository, Remote, git
 
 SIZE = 2 * 1024 * 1024 + 333
@@ -103,7 +103,7 @@ def test_a_pack_index_finds_every_object_git_lists(remote):
     repack(remote)
     pack_dir = remote.work / ".git" / "objects" / "pack"
     (idx,) = [name for name in os.listdir(pack_dir) if name.endswith(".idx")]
-    index = PackIndex(str(pack_dir / idx))
+    index = PackIndex(str(pack_dir / idx), OpenPacks())
     listed = git("verify-pack", "-v", str(pack_dir / idx)).splitlines()
     objects = [line.split() for line in listed if len(line.split()) >= 5 and len(line.split()[0]) == 40]
     assert index.count == len(objects)

@@ -1,6 +1,7 @@
 """Layer 1: libgit2's process-wide settings as the daemon sets them (gitfs/repo/libgit2.py)."""
 
 import os
+import shutil
 import zlib
 
 import pygit2
@@ -84,3 +85,39 @@ def test_a_big_folder_stays_parsed_between_lookups(tmp_path, tree_caching_restor
     before = pygit2.settings.cached_memory[0]
     assert fresh[tree]["file01999.txt"].id == blob
     assert pygit2.settings.cached_memory[0] - before >= size
+
+
+def test_a_handle_keeps_few_packs_open_however_many_it_reads(tmp_path):
+    repo = pygit2.init_repository(str(tmp_path / "clone"), bare=True)
+    pack_dir = os.path.join(repo.path, "objects", "pack")
+    signature = pygit2.Signature("t", "t@example.com")
+    parents: list = []
+    for number in range(100):  # one pack per commit, as libgit2's fetches leave them
+        helper = pygit2.Repository(repo.path)
+        tree = helper.TreeBuilder()
+        blob = helper.create_blob(b"version %d\n" % number)
+        tree.insert("file", blob, pygit2.GIT_FILEMODE_BLOB)
+        tree_id = tree.write()
+        parents = [helper.create_commit("refs/heads/main", signature, signature, f"c{number}", tree_id, parents)]
+        packer = pygit2.PackBuilder(helper)
+        for oid in (parents[0], tree_id, blob):
+            packer.add(oid)
+        packer.write(pack_dir)
+        for folder in (str(oid)[:2] for oid in (parents[0], tree_id, blob)):
+            shutil.rmtree(os.path.join(repo.path, "objects", folder), ignore_errors=True)
+        del helper
+
+    libgit2.configure(Credentials(), str(tmp_path / "remote.git"))
+
+    fresh = pygit2.Repository(repo.path)
+    versions = [fresh[commit.tree["file"].id].data for commit in fresh.walk(parents[0])]
+    assert len(versions) == 100 and versions[0] == b"version 99\n"
+    held = [fd for fd in os.listdir("/proc/self/fd") if _link(fd).startswith(pack_dir) and _link(fd).endswith(".pack")]
+    assert 0 < len(held) <= libgit2.MWINDOW_FILES
+
+
+def _link(fd: str) -> str:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return ""

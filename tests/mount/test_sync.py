@@ -192,6 +192,25 @@ def test_kill_9_leaving_a_stale_index_lock(remote, mount_gitfs):
     wait_for(lambda: "unsaved" in remote.files(), message="the recovered change on the remote")
 
 
+def test_kill_9_of_a_git_gc_leaving_ref_and_reflog_locks(remote, mount_gitfs):
+    """git gc locks each ref it packs and each reflog it expires: killed then, it leaves
+    the locks, and every later fetch and push would fail on them."""
+    mount = mount_gitfs(remote, sync_timeout=30)
+    (mount.current / "unsaved").write_text("x\n")
+    mount.kill()
+    git_dir = mount.repo_path / ".git"
+    locks = [git_dir / "refs/remotes/origin/main.lock", git_dir / "refs/heads/main.lock",
+             git_dir / "logs/refs/heads/main.lock", git_dir / "packed-refs.lock"]
+    for lock in locks:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        lock.write_bytes(b"")
+    remote.commit({"theirs.txt": "theirs\n"}, "theirs")
+    again = mount_gitfs(remote, repo_path=mount.repo_path)
+    wait_for(lambda: "unsaved" in remote.files(), message="the recovered change on the remote")
+    assert (again.current / "theirs.txt").read_text() == "theirs\n"
+    assert not [lock for lock in locks if lock.exists()]
+
+
 def test_two_mounts_converge(remote, mount_gitfs):
     first = mount_gitfs(remote)
     second = mount_gitfs(remote)

@@ -4,9 +4,12 @@ test is about the thread (the final cycle at stop)."""
 
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
+from aging import age_clone_quickly, pack_count
+from gitfs.repo.housekeeping import AUTO_PACK_LIMIT, BUSY_FACTOR, CHECK_SECONDS, Housekeeper
 from gitfs.sync.cycle import CycleResult
 from gitfs.sync.jobs import CommitJob
 from gitfs.sync.sync_worker import SyncWorker
@@ -71,6 +74,23 @@ def test_a_change_in_flight_after_a_quiet_spell_starts_no_cycle(rig, writers):
     result = worker.step(timeout=0)
     assert result is not None and result.committed is not None
     assert "a.txt" in rig.remote.files()
+
+
+def test_changes_that_never_pause_are_committed_once_the_oldest_waited_ten_sync_timeouts(rig, writers):
+    """A log appended to every half second is never quiet for sync_timeout (1 s)."""
+    worker = settled(rig, writers)
+    for number in range(20):
+        rig.write("app.log", "line\n" * (number + 1))
+        rig.clock.advance(0.5)
+        assert worker.step(timeout=0) is None, f"a cycle after {number * 0.5} s"
+    rig.write("app.log", "line\n" * 21)
+    rig.clock.advance(0.5)
+    result = worker.step(timeout=0)
+    assert result is not None and result.committed is not None
+    assert rig.remote.show("app.log") == b"line\n" * 21
+    rig.write("app.log", "line\n" * 22)  # the next batch waits afresh
+    rig.clock.advance(0.5)
+    assert worker.step(timeout=0) is None
 
 
 def test_nothing_to_do_runs_no_cycle(rig, writers):
@@ -212,3 +232,30 @@ def test_sync_now_waits_for_the_files_closed_before_it_and_holds_those_still_ope
     files = rig.remote.files()
     assert "closing.txt" in files and "open.txt" not in files
     assert rig.jobs.paths() == {"open.txt"}  # its job waits for the file to be closed
+
+
+def test_the_clone_is_tidied_between_cycles_when_quiet_and_busy_only_far_past_the_thresholds(rig, writers):
+    housekeeper = Housekeeper(rig.path, pushed=lambda: rig.repo.count_ahead() == 0, exclusive=rig.link.quiet,
+                              clock=rig.clock)
+    worker = SyncWorker(rig.cycle, rig.jobs, rig.state, writers=writers, dirty_open_paths=lambda: rig.dirty_paths,
+                        sync_timeout=1.0, clock=rig.clock, housekeeping=housekeeper)
+    rig.clock.advance(5)
+    assert worker.step(timeout=0) is not None
+    age_clone_quickly(rig.remote.bare, Path(rig.path), AUTO_PACK_LIMIT + 5)
+    rig.write("a.txt", "a")
+    rig.clock.advance(0.5)
+    assert worker.step(timeout=0) is None  # a change waits: the clone is not far enough past
+    assert pack_count(Path(rig.path)) >= AUTO_PACK_LIMIT + 5
+    rig.clock.advance(1)
+    assert worker.step(timeout=0) is not None and "a.txt" in rig.remote.files()
+    rig.clock.advance(CHECK_SECONDS)
+    assert worker.step(timeout=0) is None  # nothing waits
+    assert pack_count(Path(rig.path)) == 1 and housekeeper.runs == 1
+
+    age_clone_quickly(rig.remote.bare, Path(rig.path), BUSY_FACTOR * AUTO_PACK_LIMIT + 1)
+    rig.clock.advance(CHECK_SECONDS)
+    rig.write("b.txt", "b")
+    assert worker.step(timeout=0) is None  # busy, but far past: tidied all the same
+    assert pack_count(Path(rig.path)) == 1 and housekeeper.runs == 2
+    rig.clock.advance(1.5)
+    assert worker.step(timeout=0) is not None and "b.txt" in rig.remote.files()

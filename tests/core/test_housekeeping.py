@@ -1,0 +1,278 @@
+"""Layer 1: a clone kept compact (gitfs/repo/housekeeping.py) and the pack files GitFS's
+own reader keeps open (gitfs/repo/packindex.py's OpenPacks), on clones aged by real packs
+and with the real git program."""
+
+import contextlib
+import logging
+import os
+import threading
+import time
+
+import pygit2
+import pytest
+
+from aging import age_clone_quickly, loose_count, pack_count
+from gitfs.repo import housekeeping
+from gitfs.repo.housekeeping import AUTO_PACK_LIMIT, CHECK_SECONDS, FAILED_WAIT_SECONDS, Housekeeper
+from gitfs.repo.packindex import OpenPacks
+from helpers import Remote, git
+
+
+@pytest.fixture
+def remote(tmp_path):
+    remote = Remote(tmp_path / "remote")
+    remote.commit({"readme.txt": "the team's folder\n"}, "first")
+    return remote
+
+
+def aged_clone(remote, tmp_path, pushes):
+    clone = tmp_path / "clone"
+    if not clone.exists():
+        git("clone", "-q", str(remote.bare), str(clone))
+    age_clone_quickly(remote.bare, clone, pushes)
+    return clone
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+class Exclusive:
+    """The remote link's lock as the housekeeper sees it: counts its uses."""
+
+    def __init__(self):
+        self.entered = 0
+
+    @contextlib.contextmanager
+    def __call__(self):
+        self.entered += 1
+        yield
+
+
+def keeper(clone, **options):
+    options.setdefault("pushed", lambda: True)
+    options.setdefault("exclusive", Exclusive())
+    return Housekeeper(str(clone), **options)
+
+
+def fake_git(tmp_path, script):
+    """An executable standing in for git: `script` is its shell body."""
+    path = tmp_path / "fake-git"
+    path.write_text("#!/bin/sh\n" + script)
+    path.chmod(0o755)
+    return str(path)
+
+
+def every_object(repo):
+    """The bytes of every commit, tree and blob reachable from the remote-tracking branch."""
+    contents = []
+    for commit in repo.walk(repo.references["refs/remotes/origin/main"].target):
+        contents.append(commit.message)
+        for entry in commit.tree:
+            contents.append(repo[entry.id].data)
+    return contents
+
+
+def test_a_clone_with_more_packs_than_git_allows_is_tidied_into_one_and_reads_on(remote, tmp_path):
+    clone = aged_clone(remote, tmp_path, AUTO_PACK_LIMIT + 10)
+    reader = pygit2.Repository(str(clone))
+    before = every_object(reader)  # the handle has the old packs open
+    told = []
+    exclusive = Exclusive()
+    tidier = keeper(clone, exclusive=exclusive, tidied=lambda: told.append(True))
+
+    assert tidier.tidy_if_due()
+
+    assert pack_count(clone) == 1 and loose_count(clone) == 0
+    assert tidier.runs == 1 and told == [True] and exclusive.entered == 1
+    assert every_object(reader) == before  # a reader that ran across the gc finds every object
+    assert every_object(pygit2.Repository(str(clone))) == before
+    git("fsck", "--strict", "--no-progress", cwd=clone)
+
+
+def test_a_clone_under_the_thresholds_is_left_alone(remote, tmp_path):
+    clone = aged_clone(remote, tmp_path, 10)
+    exclusive = Exclusive()
+    tidier = keeper(clone, exclusive=exclusive)
+
+    assert not tidier.tidy_if_due()
+
+    assert pack_count(clone) == 10 and tidier.runs == 0 and exclusive.entered == 0
+
+
+def test_loose_objects_past_the_threshold_are_packed(remote, tmp_path, monkeypatch):
+    monkeypatch.setattr(housekeeping, "AUTO_LOOSE", 20)
+    clone = aged_clone(remote, tmp_path, 0)
+    repo = pygit2.Repository(str(clone))
+    signature = pygit2.Signature("GitFS", "gitfs@example.com")
+    for number in range(10):  # GitFS's own commits: a blob, a tree and a commit each
+        tree = repo.TreeBuilder(repo.head.peel(pygit2.Tree))
+        tree.insert("notes.txt", repo.create_blob(f"note {number}\n".encode()), pygit2.GIT_FILEMODE_BLOB)
+        repo.create_commit("HEAD", signature, signature, f"note {number}", tree.write(), [repo.head.target])
+    unreachable = repo.create_blob(b"staged, then never committed\n")
+    assert loose_count(clone) == 34  # the clone's first commit is loose too
+    tidier = keeper(clone)
+
+    assert tidier.tidy_if_due()
+
+    assert loose_count(clone) == 1 and pack_count(clone) == 1
+    assert repo[unreachable]  # git keeps what nothing reaches for two weeks
+    repo.create_blob(b"one more\n")
+    tidier._next_check = 0  # the next check, at once
+    assert not tidier.tidy_if_due()  # counted from what the gc left
+
+
+def test_commits_not_yet_on_the_remote_wait_to_be_pushed(remote, tmp_path):
+    clone = aged_clone(remote, tmp_path, AUTO_PACK_LIMIT + 5)
+    pushed = [False]
+    exclusive = Exclusive()
+    clock = FakeClock()
+    tidier = keeper(clone, pushed=lambda: pushed[0], exclusive=exclusive, clock=clock)
+
+    assert not tidier.tidy_if_due()
+    assert pack_count(clone) == AUTO_PACK_LIMIT + 5 and exclusive.entered == 0
+
+    pushed[0] = True
+    clock.now += CHECK_SECONDS
+    assert tidier.tidy_if_due()
+    assert pack_count(clone) == 1
+
+
+def test_the_clone_is_looked_at_once_a_minute_at_most(remote, tmp_path):
+    clone = aged_clone(remote, tmp_path, AUTO_PACK_LIMIT + 1)
+    clock = FakeClock()
+    tidier = keeper(clone, clock=clock)
+    assert tidier.tidy_if_due()  # at once: a clone that arrives aged is tidied at mount
+    aged_clone(remote, tmp_path, AUTO_PACK_LIMIT + 1)
+
+    clock.now += CHECK_SECONDS / 2
+    assert not tidier.tidy_if_due()
+    assert pack_count(clone) == AUTO_PACK_LIMIT + 2
+
+    clock.now += CHECK_SECONDS / 2
+    assert tidier.tidy_if_due()
+    assert pack_count(clone) == 1 and tidier.runs == 2
+
+
+def test_without_git_nothing_is_tidied_and_the_log_says_so_once(remote, tmp_path, monkeypatch, caplog):
+    clone = aged_clone(remote, tmp_path, AUTO_PACK_LIMIT + 1)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-programs-here"))
+    caplog.set_level(logging.INFO, logger="gitfs.repo.housekeeping")
+    clock = FakeClock()
+    tidier = keeper(clone, clock=clock)
+
+    for _ in range(3):
+        assert not tidier.tidy_if_due()
+        clock.now += CHECK_SECONDS
+
+    assert pack_count(clone) == AUTO_PACK_LIMIT + 1
+    said = [record.getMessage() for record in caplog.records]
+    assert len(said) == 1 and said[0].startswith("git is not installed")
+
+
+def test_a_failing_gc_is_warned_with_gits_words_and_tried_again_an_hour_later(remote, tmp_path, caplog):
+    clone = aged_clone(remote, tmp_path, AUTO_PACK_LIMIT + 1)
+    runs = tmp_path / "runs"
+    failing = fake_git(tmp_path, f"echo run >> {runs}\necho 'fatal: No space left on device' >&2\nexit 128\n")
+    clock = FakeClock()
+    tidier = keeper(clone, git=failing, clock=clock)
+    caplog.set_level(logging.INFO, logger="gitfs.repo.housekeeping")
+
+    assert not tidier.tidy_if_due()
+    warnings = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
+    assert warnings == ["tidying the clone failed (git gc: fatal: No space left on device); tried again in an hour"]
+
+    clock.now += CHECK_SECONDS * 5
+    assert not tidier.tidy_if_due()
+    assert runs.read_text().count("run") == 1
+
+    clock.now += FAILED_WAIT_SECONDS
+    assert not tidier.tidy_if_due()
+    assert runs.read_text().count("run") == 2 and tidier.runs == 0
+
+
+def test_unmount_ends_a_gc_under_way_and_none_starts_after(remote, tmp_path, caplog):
+    clone = aged_clone(remote, tmp_path, AUTO_PACK_LIMIT + 1)
+    started = tmp_path / "started"
+    slow = fake_git(tmp_path, f"touch {started}\nexec sleep 60\n")
+    clock = FakeClock()
+    tidier = keeper(clone, git=slow, clock=clock)
+    outcome = []
+    worker = threading.Thread(target=lambda: outcome.append(tidier.tidy_if_due()))
+    worker.start()
+    deadline = time.monotonic() + 30
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert started.exists()
+
+    tidier.interrupt()
+    worker.join(timeout=30)
+
+    assert not worker.is_alive() and outcome == [False]
+    assert not [record for record in caplog.records if record.levelno >= logging.WARNING]
+    started.unlink()
+    clock.now += FAILED_WAIT_SECONDS
+    assert not tidier.tidy_if_due()
+    assert not started.exists()
+
+
+def pack_files(count, folder):
+    paths = []
+    for number in range(count):
+        path = folder / f"pack-{number:04d}.pack"
+        path.write_bytes(b"PACK" + number.to_bytes(4, "big") * 8)
+        paths.append(str(path))
+    return paths
+
+
+def descriptors_of(paths):
+    wanted = set(paths)
+    held = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            if os.readlink(f"/proc/self/fd/{fd}") in wanted:
+                held.append(fd)
+    return held
+
+
+def test_open_packs_are_bounded_and_the_least_recently_read_closed_first(tmp_path):
+    paths = pack_files(40, tmp_path)
+    packs = OpenPacks(limit=16)
+    for number, path in enumerate(paths):
+        with packs.reading(path) as fd:
+            assert os.pread(fd, 8, 4) == number.to_bytes(4, "big") * 2
+    assert packs.count() == 16 and len(descriptors_of(paths)) == 16
+    assert sorted(descriptors_of(paths[-16:])) == sorted(descriptors_of(paths))  # the last 16 read
+
+    packs.close_all()
+    assert packs.count() == 0 and descriptors_of(paths) == []
+
+
+def test_packs_being_read_stay_open_beyond_the_limit_until_their_reads_end(tmp_path):
+    paths = pack_files(6, tmp_path)
+    packs = OpenPacks(limit=2)
+    with contextlib.ExitStack() as reads:
+        fds = [reads.enter_context(packs.reading(path)) for path in paths]
+        assert packs.count() == 6
+        assert [os.pread(fd, 4, 0) for fd in fds] == [b"PACK"] * 6
+        packs.close_all()
+        assert packs.count() == 6  # none may close under a read
+    assert packs.count() == 2
+    packs.close_all()
+    assert descriptors_of(paths) == []
+
+
+def test_a_pack_deleted_while_closed_is_an_oserror(tmp_path):
+    path, = pack_files(1, tmp_path)
+    packs = OpenPacks(limit=1)
+    with packs.reading(path):
+        pass
+    packs.close_all()
+    os.unlink(path)
+    with pytest.raises(FileNotFoundError), packs.reading(path):
+        pass
+    assert packs.count() == 0

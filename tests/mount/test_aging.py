@@ -1,0 +1,174 @@
+"""Layer 3: a mount that lives for months, under the 1,024 open files a systemd service
+gets (`ulimit -n 1024`, soft and hard), on a clone that fetched 2,000 of a colleague's
+pushes: one pack each, as libgit2's fetch leaves them (tests/aging.py writes them directly,
+faster than 2,000 fetches). Before bounds on open packs, the daemon failed with EMFILE at
+about 400 packs: commits failed, reads of history/ answered EINVAL.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from aging import FILES, OpenFilesPeak, age_clone_quickly, open_files, pack_count
+from helpers import git, history_folder, wait_for, wait_synced
+
+PUSHES = 2000
+OPEN_FILES = 1024
+BOUND = 256  # the daemon's open files at any age, with no file open through the mount
+
+
+@pytest.fixture
+def aged(remote, mount_gitfs, tmp_path):
+    """(remote, clone path): a clone made by a mount, then aged by PUSHES fetched pushes."""
+    first = mount_gitfs(remote)
+    assert first.stop() == 0
+    age_clone_quickly(remote.bare, first.repo_path, PUSHES)
+    assert pack_count(first.repo_path) >= PUSHES
+    return remote, first.repo_path
+
+
+@pytest.fixture
+def path_without_git(tmp_path) -> str:
+    """A PATH with no git program on it (a machine where git is not installed), only
+    what libfuse runs to mount."""
+    bin_dir = tmp_path / "bin-without-git"
+    bin_dir.mkdir()
+    for program in ("fusermount3", "fusermount"):
+        for folder in ("/usr/bin", "/bin"):
+            if os.path.exists(f"{folder}/{program}"):
+                (bin_dir / program).symlink_to(f"{folder}/{program}")
+                break
+    return str(bin_dir)
+
+
+def colleague_text(number: int) -> bytes:
+    return f"push {number} by a colleague\n".encode() * 20
+
+
+def read_everything(mount, remote) -> None:
+    """What a user does: write and get it pushed, cat every file of current/, ls -R of
+    history/, a file in an old commit's folder, the versions of a busy file."""
+    (mount.current / "mine.txt").write_text("written on an aged clone\n")
+    wait_for(lambda: remote.show("mine.txt", "main") == b"written on an aged clone\n"
+             if "mine.txt" in remote.files("main") else False, timeout=60, message="mine.txt on the remote")
+    for number in range(PUSHES - FILES, PUSHES):
+        assert (mount.current / f"colleague-{number % FILES:02d}.txt").read_bytes() == colleague_text(number)
+    listing = subprocess.run(["ls", "-R", str(mount.history)], capture_output=True, text=True, timeout=300)
+    assert listing.returncode == 0, listing.stderr[-2000:]
+    assert listing.stdout.count("colleague-00.txt") >= PUSHES // 2
+    first_push = git("rev-list", "--reverse", "main", cwd=remote.bare).split()[1]
+    day, name = history_folder(remote, first_push)
+    assert (mount.history / day / name / "colleague-00.txt").read_bytes() == colleague_text(0)
+    versions = os.listdir(mount.path / ".gitfs" / "versions" / "colleague-07.txt")
+    assert len(versions) == PUSHES // FILES
+
+
+def test_an_aged_clone_works_under_systemds_open_file_limit_and_is_tidied_when_idle(
+        aged, mount_gitfs, path_without_git, monkeypatch):
+    remote, clone = aged
+    # Without git nothing tidies the clone: every operation works on its 2,000 packs,
+    # within the bound.
+    with monkeypatch.context() as patch:
+        patch.setenv("PATH", path_without_git)
+        mount = mount_gitfs(remote, repo_path=clone, open_files=OPEN_FILES)
+    with OpenFilesPeak(mount.process.pid) as untidied:
+        read_everything(mount, remote)
+    assert pack_count(clone) >= PUSHES
+    assert "git is not installed" in mount.log_text()
+    assert untidied.peak <= BOUND, f"{untidied.peak} open files on {PUSHES} packs"
+    assert mount.stop() == 0
+
+    # With git, the mount tidies the clone once it has nothing to push, while a reader
+    # keeps reading old versions (none may go missing).
+    mount = mount_gitfs(remote, repo_path=clone, open_files=OPEN_FILES, min_idle_times=2)
+    folders = [history_folder(remote, sha) for sha in git("rev-list", "main", cwd=remote.bare).split()[5:400:7]]
+    failures: list[str] = []
+    stop_reading = threading.Event()
+
+    def read_history() -> None:
+        while not stop_reading.is_set():
+            for day, name in folders:
+                try:
+                    data = (mount.history / day / name / "colleague-00.txt").read_bytes()
+                except OSError as error:
+                    failures.append(f"{day}/{name}: {error}")
+                    return
+                if not data.startswith(b"push "):
+                    failures.append(f"{day}/{name}: {data[:40]!r}")
+
+    reader = threading.Thread(target=read_history)
+    with OpenFilesPeak(mount.process.pid) as tidying:
+        reader.start()
+        try:
+            wait_for(lambda: pack_count(clone) <= 2, timeout=120, message="the clone's packs consolidated")
+        finally:
+            stop_reading.set()
+            reader.join()
+    assert not failures, failures[:5]
+    wait_for(lambda: "clone tidied" in mount.log_text(), timeout=30, message="the tidying logged")
+    read_everything(mount, remote)
+    wait_synced(mount)
+    # Idle: what libgit2 and the pack reader kept open is let go.
+    wait_for(lambda: open_files(mount.process.pid) <= 16, timeout=60, message="open files back to a few")
+    assert tidying.peak <= BOUND
+    assert mount.stop() == 0
+    fsck = subprocess.run(["git", "fsck", "--strict"], cwd=clone, capture_output=True, text=True)
+    assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+
+
+def descendants(pid: int) -> list[int]:
+    children = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if parent == pid:
+                children.append(int(entry))
+    return children + [grandchild for child in children for grandchild in descendants(child)]
+
+
+def git_running_under(pid: int) -> list[int]:
+    found = []
+    for child in descendants(pid):
+        try:
+            if Path(f"/proc/{child}/comm").read_text().strip().startswith("git"):
+                found.append(child)
+        except OSError:
+            continue
+    return found
+
+
+def test_kill_9_in_the_middle_of_tidying_loses_nothing(aged, mount_gitfs):
+    remote, clone = aged
+    mount = mount_gitfs(remote, repo_path=clone, open_files=OPEN_FILES)
+    (mount.current / "before-the-crash.txt").write_text("kept\n")
+    gc = wait_for(lambda: git_running_under(mount.process.pid), timeout=60, interval=0.01,
+                  message="git gc under way")
+    time.sleep(0.3)  # into its work: the new pack being written, or the old ones deleted
+    for pid in [mount.process.pid, *gc, *descendants(mount.process.pid)]:
+        try:
+            os.kill(pid, signal.SIGKILL)  # the power cut: the daemon and every git it ran
+        except ProcessLookupError:
+            pass
+    mount.kill()
+
+    fsck = subprocess.run(["git", "fsck", "--connectivity-only"], cwd=clone, capture_output=True, text=True)
+    assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+    again = mount_gitfs(remote, repo_path=clone, open_files=OPEN_FILES)
+    assert (again.current / "before-the-crash.txt").read_text() == "kept\n"
+    wait_for(lambda: "before-the-crash.txt" in remote.files("main"), timeout=60, message="the file on the remote")
+    wait_for(lambda: pack_count(clone) <= 2, timeout=120, message="the remount's tidying")
+    assert (again.current / "colleague-00.txt").read_bytes() == colleague_text(PUSHES - FILES)
+    assert again.stop() == 0
+    fsck = subprocess.run(["git", "fsck", "--strict"], cwd=clone, capture_output=True, text=True)
+    assert fsck.returncode == 0, fsck.stdout + fsck.stderr
