@@ -573,7 +573,8 @@ def print_table(rows) -> None:
 
 
 def process_figures(pid: Optional[int]) -> dict[str, int]:
-    """A daemon's open files, memory maps, threads and RSS (kB) now; {} once it is gone."""
+    """A daemon's open files, memory maps, threads, RSS and the anonymous part of it (kB: the
+    heap, beside the file pages of what it maps) now; {} once it is gone."""
     if pid is None:
         return {}
     try:
@@ -583,8 +584,9 @@ def process_figures(pid: Optional[int]) -> dict[str, int]:
         with open(f"/proc/{pid}/status") as status:
             for line in status:
                 key, _, value = line.partition(":")
-                if key in ("VmRSS", "Threads"):
-                    figures["RSS kB" if key == "VmRSS" else "threads"] = int(value.split()[0])
+                names = {"VmRSS": "RSS kB", "RssAnon": "RSS anon kB", "Threads": "threads"}
+                if key in names:
+                    figures[names[key]] = int(value.split()[0])
     except OSError:
         return {}
     return figures

@@ -119,8 +119,9 @@ def test_loose_objects_past_the_threshold_are_packed(remote, tmp_path, monkeypat
 
     assert tidier.tidy_if_due()
 
-    assert loose_count(clone) == 1 and pack_count(clone) == 1
-    assert repo[unreachable]  # git keeps what nothing reaches for two weeks
+    # git keeps what nothing reaches for two weeks: loose, or from git 2.43 in a cruft pack.
+    assert (loose_count(clone), pack_count(clone)) in ((1, 1), (0, 2))
+    assert repo[unreachable]
     repo.create_blob(b"one more\n")
     tidier._next_check = 0  # the next check, at once
     assert not tidier.tidy_if_due()  # counted from what the gc left
