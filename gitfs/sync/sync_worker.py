@@ -1,8 +1,7 @@
 """SyncWorker: the thread that alone decides when a sync cycle runs, and runs it.
 
 A cycle is due once current/ has been quiet for sync_timeout with something to
-commit or push (or, for changes that never pause, as a log written every second, once
-the oldest has waited ten sync_timeouts), and no file that would be committed is open for writing (an
+commit or push, and no file that would be committed is open for writing (an
 editor's swap file holds nothing back; a file open longer than ten
 sync_timeouts is committed with what it holds). SIGUSR1 skips the wait, a wake-up
 from the fetch worker brings the remote's change in even while a file is being
@@ -88,7 +87,6 @@ class SyncWorker(threading.Thread):
         self._failures = 0
         self._last_failure: Optional[str] = None
         self._retry_at = 0.0
-        self._waiting_since: Optional[float] = None  # when the changes now waiting were first seen
 
     # -- what other threads may call ------------------------------------------------
 
@@ -168,11 +166,7 @@ class SyncWorker(threading.Thread):
         # A file written while open owes a commit too (after the open-file bound).
         if not (self.jobs or self._owed or (open_too_long and self.dirty_open_paths())):
             return False
-        if self._waiting_since is None:
-            self._waiting_since = self.clock()
-        waited_too_long = self.clock() - self._waiting_since >= self._longest_wait()
-        if not forced and ((self.state.quiet_for() < self.sync_timeout and not waited_too_long)
-                           or self.clock() < self._retry_at):
+        if not forced and (self.state.quiet_for() < self.sync_timeout or self.clock() < self._retry_at):
             return False
         # No commit while a file is open for writing, unless it has been open too long;
         # the remote's changes are brought in meanwhile.
@@ -184,14 +178,10 @@ class SyncWorker(threading.Thread):
             return min(max(left, 0.05), max(self._retry_at - self.clock(), 0.05), 1.0)
         return 1.0
 
-    def _longest_wait(self) -> float:
-        """How long a change waits for quiet, or a file open for writing for its close."""
-        return max(10 * self.sync_timeout, 1.0)
-
     def _writing(self) -> tuple[int, bool]:
         """(files open for writing, whether the oldest has been open past the open-file bound)."""
         count, oldest = self.writers()
-        return count, oldest > self._longest_wait()
+        return count, oldest > max(10 * self.sync_timeout, 1.0)
 
     def _await_releases(self, numbers: set[int]) -> None:
         if numbers and not self.wait_released(numbers, self.release_wait):
@@ -199,7 +189,6 @@ class SyncWorker(threading.Thread):
 
     def _run_cycle(self, forced: bool = False) -> CycleResult:
         self._woken = False
-        self._waiting_since = None  # what arrives from now on waits afresh
         writers, open_too_long = self._writing()
         writing = writers > 0
         if forced and writing and not open_too_long:

@@ -76,23 +76,6 @@ def test_a_change_in_flight_after_a_quiet_spell_starts_no_cycle(rig, writers):
     assert "a.txt" in rig.remote.files()
 
 
-def test_changes_that_never_pause_are_committed_once_the_oldest_waited_ten_sync_timeouts(rig, writers):
-    """A log appended to every half second is never quiet for sync_timeout (1 s)."""
-    worker = settled(rig, writers)
-    for number in range(20):
-        rig.write("app.log", "line\n" * (number + 1))
-        rig.clock.advance(0.5)
-        assert worker.step(timeout=0) is None, f"a cycle after {number * 0.5} s"
-    rig.write("app.log", "line\n" * 21)
-    rig.clock.advance(0.5)
-    result = worker.step(timeout=0)
-    assert result is not None and result.committed is not None
-    assert rig.remote.show("app.log") == b"line\n" * 21
-    rig.write("app.log", "line\n" * 22)  # the next batch waits afresh
-    rig.clock.advance(0.5)
-    assert worker.step(timeout=0) is None
-
-
 def test_nothing_to_do_runs_no_cycle(rig, writers):
     worker = settled(rig, writers)
     rig.clock.advance(100)
