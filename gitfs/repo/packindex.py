@@ -46,6 +46,7 @@ ENTRY_HEADER_MAX = 16  # a type and a 64-bit size in 7-bit groups fit in 10 byte
 # first block may open with its Huffman tables (under 128 bytes in every entry of the
 # packs tried; a longer one leaves the size to libgit2).
 ENTRY_START_READ = 256
+DELTA_SIZES_MAX = 20  # a delta's stream starts with two sizes in 7-bit groups
 OPEN_PACKS = 16  # pack files kept open for their entries' headers
 MAPPED_INDEXES = 48  # pack indexes mapped at once: the biggest packs'
 
@@ -95,7 +96,6 @@ class OpenPacks:
                 os.close(fd)
                 del self._open[path]
                 surplus -= 1
-DELTA_SIZES_MAX = 20  # a delta's stream starts with two sizes in 7-bit groups
 
 
 class PackIndex:
