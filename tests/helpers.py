@@ -130,6 +130,25 @@ def gitfs_pids(mount_point: Path) -> list[int]:
     return pids
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process below pid (read from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    parent = int(handle.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
 class Remote:
     """A bare repository plus a plain clone of it that acts as "the other person"."""
 

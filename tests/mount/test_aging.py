@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from aging import FILES, OpenFilesPeak, age_clone_quickly, open_files, pack_count
-from helpers import git, history_folder, wait_for, wait_synced
+from helpers import descendants, git, history_folder, wait_for, wait_synced
 
 PUSHES = 2000
 OPEN_FILES = 1024
@@ -121,20 +121,6 @@ def test_an_aged_clone_works_under_systemds_open_file_limit_and_is_tidied_when_i
     assert mount.stop() == 0
     fsck = subprocess.run(["git", "fsck", "--strict"], cwd=clone, capture_output=True, text=True)
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
-
-
-def descendants(pid: int) -> list[int]:
-    children = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            if parent == pid:
-                children.append(int(entry))
-    return children + [grandchild for child in children for grandchild in descendants(child)]
 
 
 def git_running_under(pid: int) -> list[int]:

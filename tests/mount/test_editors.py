@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import git, read_status, wait_for
+from helpers import descendants, git, read_status, wait_for
 
 HERE = Path(__file__).parent
 SYSTEM_PYTHON = "/usr/bin/python3"  # python3-uno is a module of Debian's python, not pip's
@@ -45,25 +45,6 @@ SYSTEM_PYTHON = "/usr/bin/python3"  # python3-uno is a module of Debian's python
 def needs(*programs):
     missing = [program for program in programs if shutil.which(program) is None]
     return pytest.mark.skipif(bool(missing), reason=f"not installed: {', '.join(missing)}")
-
-
-def descendants(pid: int) -> list[int]:
-    """Every process below pid (read from /proc)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    parent = int(handle.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(parent, []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def kill_tree(pid: int) -> None:
