@@ -16,7 +16,24 @@ def _result(entry) -> str:
     if not entry:
         return "not yet"
     text = f"{entry['result']} at {entry['time']}"
+    if entry["result"] == "refused":  # the server's words follow, a line each
+        return text + f" by the server: {entry['reason']} (commit {entry['commit'][:10]})"
     return text + (f": {entry['error']}" if entry.get("error") else "")
+
+
+def _refusal(state: dict) -> list[str]:
+    """The server's own words about the push it refused, and what to do."""
+    push = state.get("last_push") or {}
+    if push.get("result") != "refused":
+        return []
+    lines = [f"server says: {line}" for line in push.get("server_says", [])]
+    if push.get("writes_refused"):
+        lines.append("what to do:  this mount may not write to the remote: ask for write access, or mount it "
+                     "with -o ro to follow it read-only")
+    else:
+        lines.append("what to do:  change or remove what the server names in current/ (a file over its size "
+                     "limit: Git LFS or max_size); the next push sends everything not pushed as one commit")
+    return lines
 
 
 def _count(number: int, noun: str) -> str:
@@ -64,6 +81,10 @@ def _summary(state: dict) -> str:
     activity = _activity(state)
     if activity:
         return f"state:       {activity}"
+    push = state.get("last_push") or {}
+    if push.get("result") == "refused":
+        refuses = "refuses writes from this mount" if push.get("writes_refused") else "refused the push"
+        return f"state:       the server {refuses}; changes are kept locally and retried"
     if failing:
         return f"state:       {' and '.join(failing)} failing; changes are kept locally and retried"
     if not_pushed or not_committed:
@@ -82,8 +103,10 @@ def format_status(state: dict, mount_point: str = "MOUNTPOINT") -> str:
         f"{_count(pending.get('changes_not_committed', 0), 'change')} not committed"
         + (" (left for a read-write mount)" if state.get("read_only") else ""),
     ]
+    lines += _refusal(state)
     error = state.get("last_error")
-    if error:
+    refused = state.get("last_push") or {}
+    if error and not (refused.get("result") == "refused" and refused.get("error") == error["message"]):
         lines.append(f"last error:  {error['message']} ({error['time']})")
     conflicts = state.get("conflicts", [])
     for conflict in conflicts[-RECENT_CONFLICTS:]:

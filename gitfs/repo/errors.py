@@ -27,7 +27,25 @@ class RemoteError(GitCoreError):
 
 
 class PushRejected(RemoteError):
-    """The remote refused the update (moved meanwhile, or a hook said no)."""
+    """The remote's branch moved meanwhile (not a fast-forward): merge and push again."""
+
+
+class PushRefused(RemoteError):
+    """The server said no to the push itself (a hook, a protected branch, a size limit,
+    read-only access): pushing the same commits again gets the same answer.
+
+    `reason` is the per-reference (or transport) message, `server_says` the lines the
+    server printed (git shows them as `remote: ...`), `writes_refused` whether the
+    server refuses this mount any write at all (read-only access), `commit` the commit
+    whose push was refused."""
+
+    def __init__(self, message: str, *, reason: str, server_says: tuple[str, ...] = (),
+                 writes_refused: bool = False, commit: str = ""):
+        super().__init__(message)
+        self.reason = reason
+        self.server_says = server_says
+        self.writes_refused = writes_refused
+        self.commit = commit
 
 
 class SettingError(GitCoreError):

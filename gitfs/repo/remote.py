@@ -12,18 +12,18 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Optional, cast
 
 import pygit2
 
 from gitfs.repo import compat
 from gitfs.repo.credentials import AuthenticationError, Credentials, HostKeyError, _Callbacks
-from gitfs.repo.errors import PushRejected, RemoteError
+from gitfs.repo.errors import PushRefused, PushRejected, RemoteError
 from gitfs.repo.libgit2 import pack_settings
 from gitfs.repo.repository import GIT_DIR, REMOTE_NAME, Repository, branch_ref, remote_ref
 
 __all__ = ["Credentials", "AuthenticationError", "HostKeyError", "RemoteUnreachable", "RepositoryNotFound",
-           "BranchNotFound", "Transfer", "redact_url", "clone", "fetch", "push"]
+           "BranchNotFound", "Transfer", "redact_url", "server_lines", "clone", "fetch", "push"]
 
 _CREDENTIALS_IN_URL = re.compile(r"(://)[^/@]*@")
 
@@ -147,38 +147,105 @@ def fetch(repo: Repository, credentials: Credentials) -> Optional[pygit2.Oid]:
 
 
 class _PushCallbacks(_Callbacks):
-    """The callbacks of a push, handing libgit2's figures (objects sent, objects to send,
-    bytes sent) to `progress`."""
+    """The callbacks of a push: libgit2's figures (objects sent, objects to send, bytes
+    sent) handed to `progress`, and what the server prints kept for a refusal."""
 
-    def __init__(self, credentials: Credentials, url: str, progress: Callable[[int, int, int], None]):
+    def __init__(self, credentials: Credentials, url: str, progress: Optional[Callable[[int, int, int], None]]):
         super().__init__(credentials, url)
         self._progress = progress
+        self._said: list[str] = []
+        self._said_size = 0
 
     def push_transfer_progress(self, objects_pushed, total_objects, bytes_pushed):
-        self._progress(objects_pushed, total_objects, bytes_pushed)
+        if self._progress is not None:
+            self._progress(objects_pushed, total_objects, bytes_pushed)
+
+    def sideband_progress(self, string):
+        if self._said_size < _SIDEBAND_KEPT:  # a server could talk for ever
+            self._said.append(string)
+            self._said_size += len(string)
+
+    def server_says(self) -> tuple[str, ...]:
+        return server_lines("".join(self._said))
 
 
-def push(repo: Repository, credentials: Credentials, *,
+_SIDEBAND_KEPT = 64 * 1024
+SERVER_LINES_SHOWN = 12
+_SERVER_LINE_LENGTH = 300
+# git's own progress, which receive-pack sends on the same channel as the hooks' words.
+_PROGRESS = re.compile(r"^(Resolving deltas|Unpacking objects|Counting objects|Compressing objects|"
+                       r"Writing objects|Total \d+|Checking connectivity|Enumerating objects)\b")
+_CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]")
+# Per-reference answers that mean "the branch moved": merge and push again.
+_RACE = ("non-fast-forward", "fetch first", "not present locally", "cannot lock ref", "failed to lock",
+         "stale info", "failed to update ref")
+# Words of a server that lets this mount read but not write.
+_WRITES_REFUSED = ("http status code: 403", "service not enabled", "read-only", "read only",
+                   "w any ", "write access", "not allowed to push to this repository", "permission to push")
+
+
+def server_lines(text: str) -> tuple[str, ...]:
+    """What a server printed during a push, as lines a status can show: progress lines
+    (rewritten in place with CR) and colours left out, credentials in URLs removed, each
+    line and their number bounded."""
+    lines = []
+    for raw in text.replace("\r\n", "\n").split("\n"):
+        line = _CONTROL.sub("", raw.rsplit("\r", 1)[-1]).strip()
+        if not line or _PROGRESS.match(line):
+            continue
+        line = redact_url(line)
+        lines.append(line if len(line) <= _SERVER_LINE_LENGTH else line[:_SERVER_LINE_LENGTH - 3] + "...")
+    if len(lines) > SERVER_LINES_SHOWN:
+        lines = lines[:SERVER_LINES_SHOWN - 1] + [f"... and {len(lines) - SERVER_LINES_SHOWN + 1} more lines"]
+    return tuple(lines)
+
+
+def _is_race(message: str) -> bool:
+    lower = message.lower()
+    return any(words in lower for words in _RACE)
+
+
+def _refusal(url: str, reason: str, server_says: tuple[str, ...], commit: pygit2.Oid) -> PushRefused:
+    said = " ".join([reason.lower(), *server_says]).lower()
+    writes_refused = any(words in said for words in _WRITES_REFUSED)
+    text = f"push to {redact_url(url)} refused by the server: {reason}"
+    if server_says:
+        text += "; the server says: " + " | ".join(server_says)
+    return PushRefused(text, reason=reason, server_says=server_says, writes_refused=writes_refused,
+                       commit=str(commit))
+
+
+def push(repo: Repository, credentials: Credentials, *, source_ref: Optional[str] = None,
          progress: Optional[Callable[[int, int, int], None]] = None) -> pygit2.Oid:
-    """Push the branch without force; PushRejected if the server refuses it. `progress`,
-    if given, is called with (objects sent, objects to send, bytes sent) as they change."""
+    """Push the branch (or the commit `source_ref` names) to the remote's branch, without
+    force, and return the commit pushed. PushRejected if the remote's branch moved
+    meanwhile; PushRefused if the server said no to the push itself (its words kept).
+    `progress`, if given, is called with (objects sent, objects to send, bytes sent)."""
     remote, url = _origin(repo)
-    tip = repo.branch_tip()
+    ref = branch_ref(repo.branch)
+    source = source_ref or ref
+    tip = repo.branch_tip() if source_ref is None else cast(pygit2.Oid, repo.git.references[source_ref].target)
     if tip is None:
         raise RemoteError(f"push to {redact_url(url)} failed: the clone has no branch {repo.branch!r}")
-    ref = branch_ref(repo.branch)
-    callbacks = _Callbacks(credentials, url) if progress is None else _PushCallbacks(credentials, url, progress)
+    callbacks = _PushCallbacks(credentials, url, progress)
     try:
         pack_settings(repo.git)
-        compat.push(remote, [f"{ref}:{ref}"], callbacks, threads=0)
+        compat.push(remote, [f"{source}:{ref}"], callbacks, threads=0)
     except _ERRORS as error:
         message = _describe(error)
-        if not isinstance(error, RemoteError) and (
-                "non-fast-forward" in message or "not present locally" in message or "rejected" in message):
+        if not isinstance(error, RemoteError) and _is_race(message):
             raise PushRejected(f"push to {redact_url(url)} rejected: {message}") from None
-        raise _failure(error, "push to", url) from None
+        failure = _failure(error, "push to", url)
+        said = callbacks.server_says()
+        lower = message.lower()
+        if "unpacking the sent packfile failed" in lower or "http status code: 403" in lower or (
+                said and not isinstance(failure, (RemoteUnreachable, HostKeyError))):
+            raise _refusal(url, message, said, tip) from None
+        raise failure from None
     if callbacks.rejected:
         reason = "; ".join(callbacks.rejected.values())
-        raise PushRejected(f"push to {redact_url(url)} rejected: {reason}")
+        if all(_is_race(message) for message in callbacks.rejected.values()):
+            raise PushRejected(f"push to {redact_url(url)} rejected: {reason}")
+        raise _refusal(url, reason, callbacks.server_says(), tip)
     repo.set_remote_tip(tip)
     return tip

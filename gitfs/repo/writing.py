@@ -67,13 +67,24 @@ class IndexWriting(BranchRefs):
         tree = cast(pygit2.Tree, git[self.index().write_tree()])
         parent = self.branch_tip()
         diff = tree.diff_to_tree(swap=True) if parent is None else self._commit(parent).tree.diff_to_tree(tree)
-        changes = {}
-        for delta in diff.deltas:
-            if delta.status == DeltaStatus.DELETED:
-                changes[delta.old_file.path] = "Deleted"
-            else:
-                changes[delta.new_file.path] = "Created" if delta.status == DeltaStatus.ADDED else "Update"
-        return changes
+        return _named_changes(diff)
+
+    @local_write()
+    def changes_between(self, old: pygit2.Oid, new: pygit2.Oid) -> dict[str, str]:
+        """What commit `new` changes against commit `old`, file by file, as staged_changes."""
+        return _named_changes(self._commit(old).tree.diff_to_tree(self._commit(new).tree))
+
+    @local_write()
+    def write_replacement(self, ref: str, replaced_tip: pygit2.Oid, parent: pygit2.Oid, message: str,
+                          signature: pygit2.Signature) -> pygit2.Oid:
+        """One commit on `parent` with replaced_tip's tree, kept under `ref` (not the branch)."""
+        oid = self.git.create_commit(None, signature, signature, message, self.root_tree(replaced_tip), [parent])
+        self.git.references.create(ref, oid, force=True)
+        return oid
+
+    def drop_reference(self, ref: str) -> None:
+        with contextlib.suppress(KeyError, pygit2.GitError):
+            self.git.references.delete(ref)
 
     @local_write()
     def prepare_staging(self, paths: Iterable[str]) -> None:
@@ -127,3 +138,13 @@ def _undone_on_failure(index: pygit2.Index) -> Iterator[None]:
     except BaseException:
         index.read(True)  # back to what the index file holds
         raise
+
+
+def _named_changes(diff: pygit2.Diff) -> dict[str, str]:
+    changes = {}
+    for delta in diff.deltas:
+        if delta.status == DeltaStatus.DELETED:
+            changes[delta.old_file.path] = "Deleted"
+        else:
+            changes[delta.new_file.path] = "Created" if delta.status == DeltaStatus.ADDED else "Update"
+    return changes

@@ -24,13 +24,13 @@ from gitfs.lfs import checkout as lfs_checkout
 from gitfs.lfs import placeholders as lfs_placeholders
 from gitfs.lfs.content import LfsContent
 from gitfs.repo.accept_mine import replay_local_commits
-from gitfs.repo.errors import LocalWriteError, PushRejected, RemoteError
+from gitfs.repo.errors import LocalWriteError, PushRefused, PushRejected, RemoteError
 from gitfs.repo.hard_links import other_names
 from gitfs.repo.ignore import IgnoreRules, is_gitignore
 from gitfs.repo.repository import Repository
 from gitfs.repo.rescue import save_local_history
 from gitfs.repo.worktree import TreeChanges, WorktreeKernelView, apply_changes, tree_changes
-from gitfs.sync.jobs import CommitJob, PendingJobs, batch_message, describe_batch, job_paths
+from gitfs.sync.jobs import CommitJob, PendingJobs, batch_message, describe_batch, describe_changes, job_paths
 from gitfs.sync.metrics import Metrics
 from gitfs.sync.remote_link import RemoteLink
 from gitfs.sync.state import SyncState
@@ -38,6 +38,9 @@ from gitfs.sync.state import SyncState
 log = logging.getLogger(__name__)
 
 PUSH_RACE_RETRIES = 5
+# Where the commit replacing refused ones waits for its push; not a branch: never mounted.
+REPLACEMENT_REF = "refs/gitfs/replacement"
+REPLACED_NAMED = 10  # refused commits named in the replacement's message
 
 
 class MergeReport(Protocol):
@@ -108,6 +111,7 @@ class SyncCycle:
         self.ignore_rules = ignore_rules  # follows the negations of the .gitignore files
         self.lfs_rules = lfs_rules  # turns Git LFS on when a .gitattributes brings the first filter=lfs rule
         self._known_remote = repo.remote_tip()  # the remote's tip as this mount last saw it
+        self._refused: Optional[PushRefused] = None  # the server's last refusal, until a push is taken
 
     @property
     def left_uncommitted(self) -> int:
@@ -226,17 +230,47 @@ class SyncCycle:
             if local_tip is None or local_tip == remote_tip:
                 return CycleResult(conflicts=conflicts)
             try:
-                self.remote.push()
+                pushed = self._push(local_tip, remote_tip)
             except PushRejected as rejected:
                 log.info("%s; merging again", rejected)
                 last_rejection = rejected
                 continue
-            self._known_remote = local_tip
-            log.info("pushed %s", str(local_tip)[:10])
-            return CycleResult(pushed=local_tip, conflicts=conflicts)
+            except PushRefused as refused:  # not a race: the worker backs off (sync_worker.py)
+                self._refused = refused
+                raise
+            self._refused = None
+            self._known_remote = pushed
+            return CycleResult(pushed=pushed, conflicts=conflicts)
         error = RemoteError(f"{last_rejection} ({PUSH_RACE_RETRIES} times in a row)")
         self.remote.push_failed(error)
         raise error
+
+    def _push(self, local_tip: pygit2.Oid, remote_tip: Optional[pygit2.Oid]) -> pygit2.Oid:
+        """Push the branch and return the commit the remote now has. Once the server has
+        refused a push, the unpushed commits go as one commit of the branch's tree: the
+        server then never sees a commit it refused (a file over its size limit, a secret),
+        so removing what it named lets everything else through. The branch keeps the
+        refused commits until the replacement is on the remote, then takes its place
+        (same tree: nothing in current/ changes)."""
+        if self._refused is None or remote_tip is None or self.repo.count_ahead() < 2:
+            self.remote.push()
+            log.info("pushed %s", str(local_tip)[:10])
+            return local_tip
+        refused = [oid for oid, _when in self.repo.walk_commits(local_tip, hide=remote_tip)]
+        named = ", ".join(str(oid)[:10] for oid in refused[:REPLACED_NAMED])
+        if len(refused) > REPLACED_NAMED:
+            named += f" and {len(refused) - REPLACED_NAMED} more"
+        message = (f"{describe_changes(self.repo.changes_between(remote_tip, local_tip))}\n\n"
+                   f"Replaces {len(refused)} commits the server refused ({self._refused.reason}): {named}.\n")
+        replacement = self.repo.write_replacement(REPLACEMENT_REF, local_tip, remote_tip, message, self.signature())
+        try:
+            self.remote.push(source_ref=REPLACEMENT_REF)
+            with self.state.frozen():  # the worker alone commits: the branch is still at local_tip
+                self.repo.set_branch_tip(replacement, "gitfs: replaces the commits the server refused")
+        finally:
+            self.repo.drop_reference(REPLACEMENT_REF)
+        log.info("pushed %s, one commit in place of %d the server refused", str(replacement)[:10], len(refused))
+        return replacement
 
     def _integrate(self, remote_tip: pygit2.Oid, hold: Collection[str] = ()) -> CycleResult:
         """Bring the remote's commits into the branch and the working tree (accept mine);

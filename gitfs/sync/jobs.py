@@ -61,6 +61,11 @@ def describe_batch(jobs: Sequence[CommitJob], changes: Mapping[str, str]) -> str
         return batch_message(jobs)  # nothing changes: no commit is made
     if len(kept) == 1 and whole and _covers(kept[0], changes):
         return kept[0].message  # a rename, a chmod, a new folder: told as it was asked
+    return describe_changes(changes)
+
+
+def describe_changes(changes: Mapping[str, str]) -> str:
+    """`Update /notes.txt` for one changed file; batch_message's count for several."""
     if len(changes) == 1:
         (path, change), = changes.items()
         return f"{change} /{path}"
@@ -96,6 +101,13 @@ class PendingJobs:
         self._taken: list[CommitJob] = []  # the batch being committed: taken, not done yet
         self._news = 0  # jobs and wake-ups since the last wait
         self._woken = False
+        self._received = 0  # jobs put since the mount began
+
+    @property
+    def received(self) -> int:
+        """How many jobs were ever put: a change in current/ since a moment is one more."""
+        with self._condition:
+            return self._received
 
     def put(self, job: CommitJob) -> None:
         with self._condition:
@@ -106,6 +118,7 @@ class PendingJobs:
                 self._news += 1
                 self._condition.notify_all()
             self._jobs.append(job)
+            self._received += 1
 
     def wake(self) -> None:
         """End a wait at once, and say so to the waiter."""

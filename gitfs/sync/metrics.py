@@ -47,6 +47,7 @@ class Metrics:
         self._timings = {"commit": Timing(), "fetch": Timing(), "push": Timing()}
         self._lfs = {"download": [0, 0], "upload": [0, 0]}  # direction -> [objects, bytes]
         self._lfs_missing = 0
+        self._push_refusals = 0
 
     # -- reports ------------------------------------------------------------------
 
@@ -62,6 +63,11 @@ class Metrics:
     def push(self, ok: bool, seconds: float) -> None:
         """One push attempt; a push the remote refused (it moved meanwhile) counts as failed."""
         self._remote("push", ok, seconds)
+
+    def push_refused(self) -> None:
+        """The server said no to a push (a hook, a protected branch, a size limit)."""
+        with self._lock:
+            self._push_refusals += 1
 
     def _remote(self, action: str, ok: bool, seconds: float) -> None:
         with self._lock:
@@ -100,6 +106,10 @@ class Metrics:
                 _family(lines, f"gitfs_{plural}_total", "counter",
                         f"{action.capitalize()} attempts, by result.",
                         [(f'{{result="{result}"}}', count) for result, count in self._results[action].items()])
+            _family(lines, "gitfs_push_refusals_total", "counter",
+                    "Pushes the server said no to (a hook, a protected branch, a size limit, read-only access); "
+                    "counted in gitfs_pushes_total{result=\"failed\"} too.",
+                    [("", self._push_refusals)])
             _family(lines, "gitfs_conflicts_total", "counter",
                     "Files both sides changed where the local version was kept (accept mine).",
                     [("", self._conflicts)])

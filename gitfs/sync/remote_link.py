@@ -19,7 +19,7 @@ import pygit2
 
 from gitfs.lfs.pushing import upload_before_push
 from gitfs.repo import remote as remote_ops
-from gitfs.repo.errors import PushRejected, RemoteError
+from gitfs.repo.errors import PushRefused, PushRejected, RemoteError
 from gitfs.repo.repository import Repository
 from gitfs.sync.metrics import Metrics
 from gitfs.sync.push_progress import PushProgress
@@ -32,6 +32,8 @@ class StatusReport(Protocol):
     def fetch_failed(self, error: str) -> None: ...
     def push_ok(self) -> None: ...
     def push_failed(self, error: str) -> None: ...
+    def push_refused(self, error: str, *, reason: str, server_says: tuple[str, ...], commit: str,
+                     writes_refused: bool) -> None: ...
 
 
 class RemoteLink:
@@ -72,8 +74,9 @@ class RemoteLink:
             raise failure
         return tip
 
-    def push(self) -> None:
-        """Push the branch without force: PushRejected if the remote moved, RemoteError if it failed."""
+    def push(self, source_ref: Optional[str] = None) -> None:
+        """Push the branch (or the commit source_ref names) without force: PushRejected if
+        the remote moved, PushRefused if the server said no, RemoteError if it failed."""
         try:
             with self._lock:
                 started = time.monotonic()
@@ -81,15 +84,22 @@ class RemoteLink:
                 try:
                     # Git LFS: the objects go up before the pointers that name them.
                     upload_before_push(self.repo)
-                    remote_ops.push(self.repo, self._credentials, progress=self.progress.sending)
+                    remote_ops.push(self.repo, self._credentials, source_ref=source_ref,
+                                    progress=self.progress.sending)
                 finally:
                     self.progress.ended()
                     took = time.monotonic() - started
         except PushRejected as rejected:
-            # Usually the remote moved and the caller merges and pushes again; a hook that
-            # refuses every push says why here, in the status file.
+            # The remote moved: the caller merges and pushes again.
             self._status.push_failed(str(rejected))
             self._metrics.push(False, took)
+            raise
+        except PushRefused as refused:
+            self._status.push_refused(str(refused), reason=refused.reason, server_says=refused.server_says,
+                                      commit=refused.commit, writes_refused=refused.writes_refused)
+            self._metrics.push(False, took)
+            self._metrics.push_refused()
+            self._log_change("push", str(refused))
             raise
         except RemoteError as error:
             self._report("push", error, took)
@@ -107,8 +117,12 @@ class RemoteLink:
             (self._status.fetch_ok if action == "fetch" else self._status.push_ok)()
         else:
             (self._status.fetch_failed if action == "fetch" else self._status.push_failed)(str(error))
+        self._log_change(action, None if error is None else str(error))
+
+    def _log_change(self, action: str, now: Optional[str]) -> None:
+        """Log a failure when it begins or changes, and the recovery: never once per retry."""
         with self._failing_lock:
-            before, now = self._failing[action], (None if error is None else str(error))
+            before = self._failing[action]
             self._failing[action] = now
         if now is not None and now != before:
             log.warning("%s; writes are kept locally, retrying", now)

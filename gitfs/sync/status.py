@@ -58,6 +58,15 @@ class SyncStatus:
     def push_failed(self, error: str) -> None:
         self._record("last_push", False, error)
 
+    def push_refused(self, error: str, *, reason: str, server_says: tuple[str, ...], commit: str,
+                     writes_refused: bool) -> None:
+        """The server said no to the push itself: its reason and its own words, the commit refused."""
+        with self._lock:
+            self._state["last_push"] = {"time": _now(), "result": "refused", "error": error, "reason": reason,
+                                        "server_says": list(server_says), "commit": commit,
+                                        "writes_refused": writes_refused}
+            self._state["last_error"] = {"time": _now(), "message": error}
+
     def conflicts(self, paths: list[str], remote_commit, *, files: Optional[dict[str, str]] = None,
                   timestamp: Optional[float] = None) -> None:
         """Accept-mine kept the local version of paths; remote_commit's version lost.

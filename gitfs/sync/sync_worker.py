@@ -5,7 +5,8 @@ commit or push, and no file that would be committed is open for writing (an
 editor's swap file holds nothing back; a file open longer than ten
 sync_timeouts is committed with what it holds). SIGUSR1 skips the wait, a wake-up
 from the fetch worker brings the remote's change in even while a file is being
-written, and failures back off 1, 2, 4 ... 60 s. At unmount the same thread runs
+written, and failures back off 1, 2, 4 ... 60 s (a push the server refused: up to
+5 minutes, or at once after a change in current/). At unmount the same thread runs
 the final cycle: it commits everything however long that takes (a commit is local: it
 ends, and a daemon that quit half-way would leave the clone's index locked), then gives
 the push final_seconds; what is not on the remote by then the next mount pushes.
@@ -31,7 +32,7 @@ import time
 from collections.abc import Collection
 from typing import Callable, Optional, Protocol, TypeVar
 
-from gitfs.repo.errors import LocalWriteError, RemoteError
+from gitfs.repo.errors import LocalWriteError, PushRefused, RemoteError
 from gitfs.sync.cycle import CycleResult, SyncCycle
 from gitfs.sync.jobs import CommitJob, PendingJobs
 from gitfs.sync.state import SyncState
@@ -40,6 +41,10 @@ log = logging.getLogger(__name__)
 
 Result = TypeVar("Result")
 MAX_BACKOFF = 60.0
+# A server that says no answers the same until someone acts: the same 1, 2, 4 ... s at
+# first (at most 6 attempts in 30 s), then up to 5 minutes; a change in current/ (the
+# user mending what the server named) or SIGUSR1 tries again at once.
+REFUSED_MAX_BACKOFF = 300.0
 FINAL_SYNC_SECONDS = 30.0
 # A RELEASE arrives milliseconds after close(2); a file still open after this is in use.
 RELEASE_WAIT = 5.0
@@ -87,6 +92,7 @@ class SyncWorker(threading.Thread):
         self._failures = 0
         self._last_failure: Optional[str] = None
         self._retry_at = 0.0
+        self._refused_at_change: Optional[int] = None  # jobs.received when the server last said no
 
     # -- what other threads may call ------------------------------------------------
 
@@ -166,11 +172,16 @@ class SyncWorker(threading.Thread):
         # A file written while open owes a commit too (after the open-file bound).
         if not (self.jobs or self._owed or (open_too_long and self.dirty_open_paths())):
             return False
-        if not forced and (self.state.quiet_for() < self.sync_timeout or self.clock() < self._retry_at):
+        if not forced and (self.state.quiet_for() < self.sync_timeout
+                           or self.clock() < self._retry_at and not self._changed_since_refusal()):
             return False
         # No commit while a file is open for writing, unless it has been open too long;
         # the remote's changes are brought in meanwhile.
         return writing == 0 or open_too_long or self._woken
+
+    def _changed_since_refusal(self) -> bool:
+        """Whether current/ changed since the server last refused a push."""
+        return self._refused_at_change is not None and self.jobs.received > self._refused_at_change
 
     def _wait_time(self) -> float:
         if self.jobs or self._owed:
@@ -198,7 +209,7 @@ class SyncWorker(threading.Thread):
             result = self.cycle.run(commit=not writing or open_too_long, include_open=writing and open_too_long)
         if self._last_failure is not None:  # the remote link reports its own recoveries
             log.warning("sync works again; local commits are on the remote")
-        self._failures, self._last_failure = 0, None
+        self._failures, self._last_failure, self._refused_at_change = 0, None, None
         if result.complete:
             self._retry_at, self._owed = 0.0, False
         else:  # the remote's change touches an open file: try again once it may be closed
@@ -210,7 +221,11 @@ class SyncWorker(threading.Thread):
         silently stop every later sync."""
         try:
             return action()
+        except PushRefused:  # logged by the remote link, once per distinct refusal
+            self._refused_at_change = self.jobs.received
+            self._back_off(None, REFUSED_MAX_BACKOFF)
         except RemoteError:
+            self._refused_at_change = None
             self._back_off(None)  # the remote link logged it, once per change of state
         except LocalWriteError as error:  # a full disk, a lock left by someone else...
             self._back_off(f"local commit failed: {error}")
@@ -219,9 +234,9 @@ class SyncWorker(threading.Thread):
             self._back_off("internal error")
         return None
 
-    def _back_off(self, reason: Optional[str]) -> None:
+    def _back_off(self, reason: Optional[str], longest: float = MAX_BACKOFF) -> None:
         self._failures += 1
-        self._retry_at = self.clock() + min(2 ** (self._failures - 1), MAX_BACKOFF) + random.random()
+        self._retry_at = self.clock() + min(2 ** (self._failures - 1), longest) + random.random()
         self._owed = True
         if reason is not None and reason != self._last_failure:  # once per change of state
             log.warning("sync failed (%s); writes are kept locally, retrying with backoff", reason)

@@ -11,8 +11,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from helpers import read_status, wait_for
 
-COUNTERS = ["gitfs_commits", "gitfs_pushes", "gitfs_fetches", "gitfs_conflicts", "gitfs_lfs_objects",
-            "gitfs_lfs_bytes", "gitfs_lfs_missing_objects", "gitfs_pushed_bytes"]
+COUNTERS = ["gitfs_commits", "gitfs_pushes", "gitfs_push_refusals", "gitfs_fetches", "gitfs_conflicts",
+            "gitfs_lfs_objects", "gitfs_lfs_bytes", "gitfs_lfs_missing_objects", "gitfs_pushed_bytes"]
 GAUGES = ["gitfs_pending_commits", "gitfs_pending_changes", "gitfs_last_push_success_timestamp_seconds",
           "gitfs_last_fetch_success_timestamp_seconds", "gitfs_changes_committing", "gitfs_push_in_progress",
           "gitfs_push_objects_sent", "gitfs_push_objects_to_send", "gitfs_push_bytes_sent"]
