@@ -2,6 +2,8 @@
 
 - `SshServer`: OpenSSH's sshd with its own host key, authorized_keys and pid file in a
   temporary directory; remotes are reached over ssh://.
+- `GitoliteServer`: gitolite (Debian's gitolite3) behind an sshd of its own, its HOME in a
+  temporary directory; users told apart by their keys, rules set by writing gitolite.conf.
 - `GitDaemon`: `git daemon` serving a directory (git://), receive-pack enabled.
 - `HttpServer`: nginx + fcgiwrap + `git http-backend`, basic auth (htpasswd), plain
   HTTP and HTTPS (with a certificate the test CA fixture signs); given a giftless port,
@@ -162,6 +164,108 @@ def sshd_server(directory: Path, keys, **where) -> SshServer:
     # sshd refuses to start without its privilege-separation directory (empty, made by the package).
     os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
     return SshServer(directory, [keys.plain, keys.protected, keys.rsa], **where)
+
+# -- gitolite over SSH --------------------------------------------------------------------
+
+GITOLITE = "/usr/bin/gitolite"
+GITOLITE_SHELL = "/usr/share/gitolite3/gitolite-shell"
+
+
+class GitoliteServer:
+    """gitolite (Debian's gitolite3) behind an sshd of its own, to be refused as a forge refuses.
+
+    gitolite keeps everything under $HOME (~/.gitolite.rc, ~/.gitolite, ~/repositories), so its
+    HOME is `home`, a temporary directory, and every gitolite command and session runs with
+    HOME set to it (all as root, the tests' user: no system account is needed). The sshd's
+    authorized_keys is written here, one forced-command line per gitolite user, because the
+    key is what names the user: every user logs in as the same unix user (root) and sshd runs
+    `gitolite-shell USER` with that HOME. Rules change as gitolite's "administering directly on
+    the server" says: write ~/.gitolite/conf/gitolite.conf, `gitolite compile`, `gitolite
+    trigger POST_COMPILE` (nothing is pushed to gitolite-admin). New repositories get HEAD
+    refs/heads/main (init.defaultBranch in gitolite's environment)."""
+
+    def __init__(self, directory: Path, users: dict[str, KeyPair], host: str = "127.0.0.1", port: int = 0):
+        need(SSHD, "ssh-keygen", "git", GITOLITE, GITOLITE_SHELL)
+        os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # as in sshd_server
+        self.directory = directory
+        self.home = directory / "gitolite-home"
+        self.home.mkdir()
+        self.users = dict(users)
+        self.seeded: dict[str, str] = {}  # repository -> the commit seed() pushed
+        self.ssh = SshServer(directory, [], host=host, port=port)
+        self.host, self.port = self.ssh.host, self.ssh.port
+        self.known_hosts = directory / "known_hosts"  # for the git CLI runs of seed()
+        self.known_hosts.write_text(self.ssh.known_hosts_line())
+        self.write_authorized_keys()
+        # The admin key only owns gitolite-admin (setup wants one); it never logs in.
+        admin_dir = directory / "admin-key"
+        admin_dir.mkdir()
+        self.gitolite("setup", "-pk", KeyPair(admin_dir, "admin").public)
+
+    def env(self) -> dict:
+        return dict(os.environ, HOME=str(self.home), GIT_CONFIG_COUNT="1",
+                    GIT_CONFIG_KEY_0="init.defaultBranch", GIT_CONFIG_VALUE_0="main")
+
+    def gitolite(self, *args) -> subprocess.CompletedProcess:
+        return run(GITOLITE, *args, env=self.env())
+
+    def write_authorized_keys(self) -> None:
+        """One line per user: sshd runs gitolite-shell as that user, with gitolite's HOME."""
+        lines = [f'command="HOME={self.home} {GITOLITE_SHELL} {user}",no-port-forwarding,no-X11-forwarding,'
+                 f"no-agent-forwarding,no-pty {key.public_line()}\n" for user, key in self.users.items()]
+        (self.directory / "authorized_keys").write_text("".join(lines))
+
+    def set_rules(self, conf: str) -> None:
+        """Replace gitolite.conf (gitolite-admin's own rule is kept) and compile it; repositories
+        named for the first time are created, empty."""
+        admin = "repo gitolite-admin\n    RW+ = admin\n\n"
+        (self.home / ".gitolite" / "conf" / "gitolite.conf").write_text(admin + conf)
+        self.gitolite("compile")
+        self.gitolite("trigger", "POST_COMPILE")
+
+    def repository(self, name: str) -> Path:
+        """The bare repository on disk (to look at, not to push into: gitolite's hooks want a user)."""
+        return self.home / "repositories" / f"{name}.git"
+
+    def url(self, name: str, user: str = "root") -> str:
+        """ssh:// URL of repository `name`; the unix user is root for everyone, the key picks the
+        gitolite user."""
+        return f"ssh://{user}@{self.host}:{self.port}/{name}"
+
+    def known_hosts_line(self) -> str:
+        return self.ssh.known_hosts_line()
+
+    def ssh_command(self, user: str) -> str:
+        """GIT_SSH_COMMAND for the git CLI as gitolite user `user` (their key only)."""
+        key = self.users[user]
+        return (f"ssh -i {key.private} -o IdentitiesOnly=yes -o UserKnownHostsFile={self.known_hosts} "
+                "-o StrictHostKeyChecking=yes -o BatchMode=yes")
+
+    def git_env(self, user: str) -> dict:
+        return dict(os.environ, GIT_SSH_COMMAND=self.ssh_command(user))
+
+    def seed(self, name: str, user: str, files: dict[str, str], message: str = "initial",
+             branch: str = "main") -> str:
+        """Push one commit with `files` to `branch` of the (empty) repository, over SSH as `user`
+        with the git CLI, so gitolite's rules and hooks see it as any push; its sha (also in
+        `seeded`)."""
+        work = self.directory / f"seed-{name}"
+        run("git", "init", "-q", "-b", branch, work)
+        for path, text in files.items():
+            (work / path).parent.mkdir(parents=True, exist_ok=True)
+            (work / path).write_text(text)
+        run("git", "-C", work, "add", "-A")
+        run("git", "-C", work, "commit", "-q", "-m", message)
+        run("git", "-C", work, "push", "-q", self.url(name), f"HEAD:refs/heads/{branch}", env=self.git_env(user))
+        self.seeded[name] = run("git", "-C", work, "rev-parse", "HEAD").stdout.strip()
+        return self.seeded[name]
+
+    def start(self) -> None:
+        self.ssh.start()
+
+    def stop(self) -> None:
+        self.ssh.stop()
+
 
 # -- git daemon ---------------------------------------------------------------------------
 

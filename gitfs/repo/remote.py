@@ -179,8 +179,13 @@ _CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]")
 # Per-reference answers that mean "the branch moved": merge and push again.
 _RACE = ("non-fast-forward", "fetch first", "not present locally", "cannot lock ref", "failed to lock",
          "stale info", "failed to update ref")
+# Failures of a push that are the server saying no (the fetch over the same URL works):
+# an unpack error (a pack over its size limit), HTTP 403, gitolite's or git daemon's
+# refusal before receive-pack runs ("FATAL: W any REPO USER DENIED", "access denied").
+_REFUSED = ("unpacking the sent packfile failed", "http status code: 403")
+_NOT_A_REFUSAL = (RemoteUnreachable, HostKeyError, AuthenticationError)  # "Permission denied (publickey)"
 # Words of a server that lets this mount read but not write.
-_WRITES_REFUSED = ("http status code: 403", "service not enabled", "read-only", "read only",
+_WRITES_REFUSED = ("http status code: 403", "service not enabled", "access denied", "read-only", "read only",
                    "w any ", "write access", "not allowed to push to this repository", "permission to push")
 
 
@@ -238,8 +243,8 @@ def push(repo: Repository, credentials: Credentials, *, source_ref: Optional[str
         failure = _failure(error, "push to", url)
         said = callbacks.server_says()
         lower = message.lower()
-        if "unpacking the sent packfile failed" in lower or "http status code: 403" in lower or (
-                said and not isinstance(failure, (RemoteUnreachable, HostKeyError))):
+        if any(words in lower for words in _REFUSED) or (
+                (said or " denied" in lower) and not isinstance(failure, _NOT_A_REFUSAL)):
             raise _refusal(url, message, said, tip) from None
         raise failure from None
     if callbacks.rejected:

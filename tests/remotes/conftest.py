@@ -5,6 +5,7 @@ its fixture (the servers themselves are in servers.py).
   reached over ssh://.
 - `git_daemon`: `git daemon` serving the `remote` fixture's directory (git://).
 - `http_server`: nginx + fcgiwrap + `git http-backend`, basic auth, HTTP and HTTPS.
+- `gitolite`: gitolite behind its own sshd, users with different rights on repo `team`.
 
 Nothing outside tmp is read or written except the binaries themselves (and
 /run/sshd, the empty directory sshd insists on, created if missing as the
@@ -29,6 +30,7 @@ from servers import (
     NGINX_STREAM_MODULE,
     GiftlessServer,
     GitDaemon,
+    GitoliteServer,
     HttpServer,
     KeyPair,
     need,
@@ -42,7 +44,8 @@ from servers import (
 
 @pytest.fixture(scope="session")
 def ssh_keys(tmp_path_factory):
-    """Client key pairs: `plain`, `protected` (passphrase), `other` (not authorized)."""
+    """Client key pairs: `plain`, `protected` (passphrase), `other` (not authorized by `sshd`;
+    gitolite's guest), `rsa`."""
     need("ssh-keygen")
     directory = tmp_path_factory.mktemp("ssh-keys")
 
@@ -64,6 +67,40 @@ def sshd(tmp_path_factory, ssh_keys):
         known.write(server.known_hosts_line())
     try:
         server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+GITOLITE_RULES = """\
+repo team
+    RW+                     =   writer
+    R                       =   reader
+    RW  refs/heads/drafts/  =   guest
+    R                       =   guest
+"""
+
+
+@pytest.fixture
+def gitolite(tmp_path_factory, ssh_keys):
+    """A running gitolite (GitoliteServer) with repo `team`: one commit on main with a README
+    (`.seeded["team"]`: its sha). Users: `writer` (ssh_keys.plain) RW+, `reader` (a key of its own:
+    Debian 12's libssh2 signs RSA keys with SHA-1, which OpenSSH refuses) read only,
+    `guest` (ssh_keys.other, let in here though not by `sshd`) reads all and may push only
+    under refs/heads/drafts/: main is refused to it by gitolite's update hook, whereas the
+    reader is refused by gitolite-shell before git runs. The host key is in ~/.ssh/known_hosts
+    (HOME is the test's own); `.url("team")` is the remote."""
+    directory = tmp_path_factory.mktemp("gitolite")
+    reader = KeyPair(directory, "reader")
+    server = GitoliteServer(directory, {"writer": ssh_keys.plain, "reader": reader, "guest": ssh_keys.other})
+    server.set_rules(GITOLITE_RULES)
+    ssh_dir = Path(os.environ["HOME"]) / ".ssh"
+    ssh_dir.mkdir(mode=0o700, exist_ok=True)
+    with open(ssh_dir / "known_hosts", "a") as known:
+        known.write(server.known_hosts_line())
+    try:
+        server.start()
+        server.seed("team", "writer", {"README": "The team's repository.\n"}, "README")
         yield server
     finally:
         server.stop()

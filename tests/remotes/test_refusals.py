@@ -181,3 +181,29 @@ def test_the_server_words_over_ssh_and_http(transport, remote, request, mount_gi
     assert attempts_seen(attempts)
     assert HTTP_PASSWORD not in subprocess.run(["cat", str(mount.path / ".gitfs" / "status")],
                                                capture_output=True, text=True).stdout
+
+
+# -- gitolite: a real SSH gatekeeper ----------------------------------------------------
+
+def test_gitolite_tells_a_reader_that_the_server_refuses_writes(gitolite, mount_gitfs):
+    mount = mount_gitfs(at(gitolite.url("team")), ssh_key=gitolite.users["reader"].private)
+    assert (mount.current / "README").read_text() == "The team's repository.\n"
+    (mount.current / "notes.txt").write_text("from the reader\n")
+    wait_for(lambda: refused(mount), timeout=30, message="gitolite's refusal in the status")
+    push = refused(mount)
+    assert push["writes_refused"] and "FATAL: W any team reader DENIED" in push["reason"], push
+    shown = run_gitfs("status", mount.path).stdout
+    assert "the server refuses writes from this mount" in shown and "-o ro" in shown, shown
+    assert git("--git-dir", str(gitolite.repository("team")), "rev-parse", "main").strip() == gitolite.seeded["team"]
+
+
+def test_gitolite_refuses_a_protected_branch_in_its_own_words(gitolite, mount_gitfs):
+    mount = mount_gitfs(at(gitolite.url("team")), ssh_key=gitolite.users["guest"].private)
+    (mount.current / "notes.txt").write_text("from the guest\n")
+    wait_for(lambda: refused(mount), timeout=30, message="gitolite's refusal in the status")
+    push = refused(mount)
+    assert "FATAL: W refs/heads/main team guest DENIED by fallthru" in push["server_says"], push
+    assert not push["writes_refused"]
+    shown = run_gitfs("status", mount.path).stdout
+    assert "server says: FATAL: W refs/heads/main team guest DENIED by fallthru" in shown, shown
+    assert git("--git-dir", str(gitolite.repository("team")), "rev-parse", "main").strip() == gitolite.seeded["team"]
