@@ -23,3 +23,25 @@ def test_the_status_says_what_runs():
     push.update(bytes_sent=0)  # a remote on a local path: libgit2 counts no bytes
     assert first_line(pushing=push) == "state:       pushing 1 commit: 1,024 of 2,731 objects sent"
     assert first_line() == "state:       syncing (changes waiting for the quiet period or the next push)"
+
+
+def refused_state(writes_refused: bool) -> dict:
+    error = "push to git://host/team.git refused by the server: pre-receive hook declined; the server says: no"
+    return {**state(), "last_push": {"time": "2026-12-06T02:00:00+0000", "result": "refused", "error": error,
+                                     "reason": "pre-receive hook declined", "server_says": ["policy: frozen", "2nd"],
+                                     "commit": "0123456789abcdef", "writes_refused": writes_refused},
+            "last_error": {"time": "2026-12-06T02:00:00+0000", "message": error}}
+
+
+def test_a_refused_push_is_told_in_the_server_words_with_what_to_do():
+    lines = format_status(refused_state(False)).splitlines()
+    assert lines[0] == "state:       the server refused the push; changes are kept locally and retried"
+    assert ("last push:   refused at 2026-12-06T02:00:00+0000 by the server: pre-receive hook declined "
+            "(commit 0123456789)") in lines
+    assert lines[lines.index("server says: policy: frozen") + 1] == "server says: 2nd"
+    assert any(line.startswith("what to do:  change or remove what the server names") for line in lines)
+    assert not any(line.startswith("last error:") for line in lines)  # the same refusal, said once
+
+    lines = format_status(refused_state(True)).splitlines()
+    assert lines[0] == "state:       the server refuses writes from this mount; changes are kept locally and retried"
+    assert any("mount it with -o ro" in line for line in lines)

@@ -10,7 +10,7 @@ from gitfs.errors import FatalError
 from gitfs.options import HELP, parse_options
 from gitfs.repo.credentials import Credentials, check, host_and_port, host_is_known, key_is_encrypted, transport_of
 from gitfs.repo.errors import SettingError
-from gitfs.repo.remote import redact_url
+from gitfs.repo.remote import SERVER_LINES_SHOWN, redact_url, server_lines
 
 
 @pytest.mark.parametrize("url, transport, where", [
@@ -109,3 +109,15 @@ def test_options_of_another_transport_are_not_checked(tmp_path):
     check(Credentials(ssh_key=missing, ssh_known_hosts=missing, ssl_ca_file=missing), "/srv/local.git")
     check(Credentials(ssl_ca_file=missing), "ssh://h/r")
     check(Credentials(ssh_key=missing), "https://h/r")
+
+
+def test_server_lines_keep_the_words_and_drop_progress_colours_and_credentials():
+    said = ("Resolving deltas:  50% (1/2)\rResolving deltas: 100% (2/2), done.\n"
+            "\x1b[1;31mGH013: Repository rule violations found\x1b[0m\r\n"
+            "\n   - Push cannot contain secrets   \n"
+            "see https://alice:s3cret@forge.example/rules\n")
+    assert server_lines(said) == ("GH013: Repository rule violations found", "- Push cannot contain secrets",
+                                  "see https://forge.example/rules")
+    many = server_lines("".join(f"line {number}\n" for number in range(40)))
+    assert len(many) == SERVER_LINES_SHOWN and many[-1] == f"... and {40 - SERVER_LINES_SHOWN + 1} more lines"
+    assert len(server_lines("x" * 5000)[0]) == 300

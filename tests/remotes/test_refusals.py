@@ -88,8 +88,8 @@ def test_a_refusal_shows_the_server_words_once_and_is_not_merged_again(remote, g
     assert remote.head() == before
 
     (remote.bare / "hooks" / "pre-receive").unlink()  # the release is out: the branch thaws
-    mount.process.send_signal(signal.SIGUSR1)  # retry now, not after the back-off
-    wait_for(lambda: "notes.txt" in remote.files(), timeout=20, message="the push after the thaw")
+    # The next attempt of the back-off (1, 2, 4, 8, 16, 32 s ...) pushes, untouched.
+    wait_for(lambda: "notes.txt" in remote.files(), timeout=60, message="the push after the thaw")
     assert remote.show("notes.txt") == b"minutes of the meeting\n"
     wait_for(lambda: (read_status(mount).get("last_push") or {}).get("result") == "ok", timeout=10,
              message="the status after the thaw")
@@ -107,6 +107,7 @@ def test_a_hook_that_refuses_three_times_then_accepts_loses_nothing(remote, git_
     (mount.current / "second.txt").write_text("2\n")
     wait_for(lambda: len(attempts_seen(attempts)) >= 3, timeout=60, message="three refusals")
     (mount.current / "third.txt").write_text("3\n")
+    mount.process.send_signal(signal.SIGUSR1)  # and now, not after the back-off
     wait_for(lambda: {"first.txt", "second.txt", "third.txt"} <= set(remote.files()), timeout=90,
              message="every file once the server accepts")
     assert [remote.show(name) for name in ("first.txt", "second.txt", "third.txt")] == [b"1\n", b"2\n", b"3\n"]

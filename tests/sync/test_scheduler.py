@@ -14,6 +14,7 @@ from gitfs.sync.cycle import CycleResult
 from gitfs.sync.jobs import CommitJob
 from gitfs.sync.sync_worker import SyncWorker
 from helpers import git, make_rig
+from servers import GitDaemon
 
 
 class Writers:
@@ -242,3 +243,51 @@ def test_the_clone_is_tidied_between_cycles_when_quiet_and_busy_only_far_past_th
     assert pack_count(Path(rig.path)) <= 2 and housekeeper.runs == 2
     rig.clock.advance(1.5)
     assert worker.step(timeout=0) is not None and "b.txt" in rig.remote.files()
+
+
+def test_a_push_the_server_refuses_backs_off_to_minutes_and_a_change_retries_at_once(remote, tmp_path, writers):
+    """A real server (git daemon) whose pre-receive hook refuses while the branch is frozen:
+    attempts counted by the hook itself."""
+    attempts, frozen = tmp_path / "attempts", tmp_path / "frozen"
+    frozen.touch()
+    hook = remote.bare / "hooks" / "pre-receive"
+    hook.write_text(f"#!/bin/sh\necho push >> {attempts}\nif [ -e {frozen} ]; then\n"
+                    f"  echo 'policy: frozen' >&2\n  exit 1\nfi\n")
+    hook.chmod(0o755)
+    daemon = GitDaemon(remote.bare.parent)
+    daemon.start()
+    try:
+        rig = make_rig(remote, tmp_path / "mine", url=daemon.url(remote.bare.name))
+        worker = worker_for(rig, writers)
+
+        def pushes() -> int:
+            return len(attempts.read_text().split()) if attempts.exists() else 0
+
+        rig.write("a.txt", "a")
+        rig.clock.advance(2)
+        assert worker.step(timeout=0) is None and pushes() == 1
+        assert rig.status.snapshot()["last_push"]["server_says"] == ["policy: frozen"]
+        for refused, backoff in enumerate((1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300), start=1):
+            rig.clock.advance(backoff - 0.1)  # plus up to 1 s of jitter
+            worker.step(timeout=0)
+            assert pushes() == refused, f"retried before the back-off of {backoff} s ended"
+            rig.clock.advance(1.2)
+            worker.step(timeout=0)
+            assert pushes() == refused + 1, f"not retried once the back-off of {backoff} s ended"
+        assert rig.link.attempts == pushes()  # one fetch per attempt: never merged again in a loop
+
+        rig.clock.advance(5)  # well inside the 5-minute back-off:
+        rig.write("b.txt", "b")  # the user mends something in current/
+        rig.clock.advance(1.1)  # sync_timeout of quiet
+        worker.step(timeout=0)
+        assert pushes() == 13, "a change in current/ did not retry at once"
+
+        frozen.unlink()
+        rig.clock.advance(5)
+        worker.sync_now()  # SIGUSR1
+        result = worker.step(timeout=0)
+        assert result is not None and result.pushed is not None and pushes() == 14
+        assert {"a.txt", "b.txt"} <= set(remote.files())
+        assert rig.status.snapshot()["last_push"]["result"] == "ok"
+    finally:
+        daemon.stop()
