@@ -256,12 +256,13 @@ class SyncCycle:
             self.remote.push()
             log.info("pushed %s", str(local_tip)[:10])
             return local_tip
-        refused = [oid for oid, _when in self.repo.walk_commits(local_tip, hide=remote_tip)]
-        named = ", ".join(str(oid)[:10] for oid in refused[:REPLACED_NAMED])
-        if len(refused) > REPLACED_NAMED:
-            named += f" and {len(refused) - REPLACED_NAMED} more"
+        unpushed = [oid for oid, _when in self.repo.walk_commits(local_tip, hide=remote_tip)]
+        named = ", ".join(str(oid)[:10] for oid in unpushed[:REPLACED_NAMED])
+        if len(unpushed) > REPLACED_NAMED:
+            named += f" and {len(unpushed) - REPLACED_NAMED} more"
         message = (f"{describe_changes(self.repo.changes_between(remote_tip, local_tip))}\n\n"
-                   f"Replaces {len(refused)} commits the server refused ({self._refused.reason}): {named}.\n")
+                   f"Replaces the {len(unpushed)} commits not pushed since the server refused a push "
+                   f"({self._refused.reason}): {named}.\n")
         replacement = self.repo.write_replacement(REPLACEMENT_REF, local_tip, remote_tip, message, self.signature())
         try:
             self.remote.push(source_ref=REPLACEMENT_REF)
@@ -269,7 +270,8 @@ class SyncCycle:
                 self.repo.set_branch_tip(replacement, "gitfs: replaces the commits the server refused")
         finally:
             self.repo.drop_reference(REPLACEMENT_REF)
-        log.info("pushed %s, one commit in place of %d the server refused", str(replacement)[:10], len(refused))
+        log.info("pushed %s, one commit in place of %d not pushed since the server refused a push",
+                 str(replacement)[:10], len(unpushed))
         return replacement
 
     def _integrate(self, remote_tip: pygit2.Oid, hold: Collection[str] = ()) -> CycleResult:

@@ -142,6 +142,8 @@ def test_removing_the_file_the_server_named_lets_the_rest_through(remote, git_da
     assert any("scan.bin" in line and "over 1 MiB" in line for line in refused(mount)["server_says"])
     assert "server says: error: scan.bin is" in run_gitfs("status", mount.path).stdout
 
+    remote.commit({"colleague.txt": "pushed meanwhile\n"}, "a colleague's change")  # over the path: no hook
+    wait_for(lambda: (mount.current / "colleague.txt").exists(), timeout=30, message="the colleague's change")
     (mount.current / "scan.bin").unlink()  # the user mends it from the folder
     (mount.current / "after.txt").write_text("written after the refusal\n")
     wait_for(lambda: {"notes.txt", "after.txt"} <= set(remote.files()), timeout=60,
@@ -151,9 +153,10 @@ def test_removing_the_file_the_server_named_lets_the_rest_through(remote, git_da
     assert "scan.bin" not in objects  # the refused content never reached the server
     message = git("--git-dir", str(remote.bare), "log", "-1", "--format=%B", "main")
     assert message.startswith("Update 2 items. Added 2 items."), message
-    assert "commits the server refused (pre-receive hook declined)" in message
+    assert "commits not pushed since the server refused a push (pre-receive hook declined)" in message
     wait_for(lambda: local_tip(mount) == remote.head(), timeout=30, message="the branch on the replacement")
-    assert sorted(os.listdir(mount.current)) == sorted(["after.txt", "me", "notes.txt", "testing"])
+    assert sorted(os.listdir(mount.current)) == ["after.txt", "colleague.txt", "me", "notes.txt", "testing"]
+    assert remote.show("colleague.txt") == b"pushed meanwhile\n"
     assert git("for-each-ref", "refs/gitfs/", cwd=mount.repo_path).strip() == ""
     wait_for(lambda: (read_status(mount).get("last_push") or {}).get("result") == "ok", timeout=10,
              message="the status after the mend")
@@ -208,3 +211,17 @@ def test_gitolite_refuses_a_protected_branch_in_its_own_words(gitolite, mount_gi
     shown = run_gitfs("status", mount.path).stdout
     assert "server says: FATAL: W refs/heads/main team guest DENIED by fallthru" in shown, shown
     assert git("--git-dir", str(gitolite.repository("team")), "rev-parse", "main").strip() == gitolite.seeded["team"]
+
+
+def test_an_http_server_that_forbids_pushes_refuses_writes(remote, http_server, mount_gitfs, tmp_path):
+    git("--git-dir", str(remote.bare), "config", "http.receivepack", "false")  # git http-backend: 403
+    password_file = tmp_path / "password"
+    password_file.write_text(HTTP_PASSWORD + "\n")
+    password_file.chmod(0o600)
+    mount = mount_gitfs(at(http_server.http_url("remote.git")), username=HTTP_USER, password_file=password_file)
+    (mount.current / "notes.txt").write_text("notes\n")
+    wait_for(lambda: refused(mount), timeout=30, message="the refusal in the status")
+    push = refused(mount)
+    assert push["writes_refused"] and "403" in push["reason"], push
+    assert "the server refuses writes from this mount" in run_gitfs("status", mount.path).stdout
+    assert "refused the password" not in mount.log_text()  # not taken for a credentials problem
