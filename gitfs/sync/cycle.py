@@ -256,6 +256,14 @@ class SyncCycle:
             self.remote.push()
             log.info("pushed %s", str(local_tip)[:10])
             return local_tip
+        if self.repo.root_tree(local_tip) == self.repo.root_tree(remote_tip):  # all undone: nothing to send
+            with self.state.frozen():
+                self.repo.set_branch_tip(remote_tip, "gitfs: the changes the server refused were undone")
+            # Not pushed: libgit2 sends the update even when the remote has the commit, and the
+            # server's hooks run again (and may say no again).
+            self.remote.nothing_to_push()
+            log.info("nothing left to push: the changes since the refused push were undone")
+            return remote_tip
         unpushed = [oid for oid, _when in self.repo.walk_commits(local_tip, hide=remote_tip)]
         named = ", ".join(str(oid)[:10] for oid in unpushed[:REPLACED_NAMED])
         if len(unpushed) > REPLACED_NAMED:

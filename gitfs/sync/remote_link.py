@@ -106,6 +106,10 @@ class RemoteLink:
             raise
         self._report("push", None, took)
 
+    def nothing_to_push(self) -> None:
+        """The remote has everything (what it refused was undone): reported like a push that worked."""
+        self._report("push", None)
+
     def push_failed(self, error: RemoteError) -> None:
         """The caller gave up pushing (rejected again and again): report it like a failed push."""
         self._report("push", error)

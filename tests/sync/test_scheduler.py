@@ -2,6 +2,7 @@
 with a fake clock, on real repositories; the thread is never started except where the
 test is about the thread (the final cycle at stop)."""
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -288,6 +289,32 @@ def test_a_push_the_server_refuses_backs_off_to_minutes_and_a_change_retries_at_
         result = worker.step(timeout=0)
         assert result is not None and result.pushed is not None and pushes() == 14
         assert {"a.txt", "b.txt"} <= set(remote.files())
+        assert rig.status.snapshot()["last_push"]["result"] == "ok"
+    finally:
+        daemon.stop()
+
+
+def test_undoing_what_the_server_refused_leaves_nothing_to_push(remote, tmp_path, writers):
+    hook = remote.bare / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'policy: no pushes today' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    daemon = GitDaemon(remote.bare.parent)
+    daemon.start()
+    try:
+        rig = make_rig(remote, tmp_path / "mine", url=daemon.url(remote.bare.name))
+        worker = worker_for(rig, writers)
+        before = remote.head()
+        rig.write("secret.txt", "a token")
+        rig.clock.advance(2)
+        assert worker.step(timeout=0) is None
+        assert rig.status.snapshot()["last_push"]["result"] == "refused"
+        with rig.state.mutation():
+            os.unlink(os.path.join(rig.path, "secret.txt"))
+            rig.jobs.put(CommitJob("Deleted /secret.txt", remove=("secret.txt",)))
+        rig.clock.advance(1.1)
+        result = worker.step(timeout=0)
+        assert result is not None and result.pushed == rig.repo.remote_tip()
+        assert str(rig.repo.branch_tip()) == before == remote.head()  # no empty commit, nothing sent
         assert rig.status.snapshot()["last_push"]["result"] == "ok"
     finally:
         daemon.stop()
