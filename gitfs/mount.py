@@ -28,7 +28,8 @@ from gitfs.repo.rescue import saved_histories
 from gitfs.repo.versions import FileVersions
 from gitfs.router import Router
 from gitfs.routes import CONFLICTS_DIR, GITFS_DIR, VERSIONS_DIR, build_routes
-from gitfs.sync.cycle import OpenFiles, SyncCycle
+from gitfs.sync.cycle import SAVE_WAIT, OpenFiles, SyncCycle
+from gitfs.sync.failed_writes import FailedWrites, record_in
 from gitfs.sync.fetch_worker import FetchWorker
 from gitfs.sync.jobs import CommitJob, PendingJobs
 from gitfs.sync.metrics import Metrics
@@ -74,6 +75,8 @@ class Mount:
         self.handles = HandleTable()
         self.listed_attributes = ListedAttributes()  # current/: which listings carry attributes
         self.jobs = PendingJobs()
+        # Files whose last write failed: left out of commits, named in the status.
+        self.failed_writes = FailedWrites(record_in(repo.git.path))
         # Idle after min_idle_times quiet sync periods, as the original (at least 1 s).
         self.state = SyncState(idle_after=max(options.min_idle_times * options.sync_timeout, 1.0))
         self.days = CommitDays(repo.branch_tip, repo.walk_commits, repo.is_ancestor,
@@ -87,7 +90,8 @@ class Mount:
         self.push_progress = PushProgress()  # written by the remote link, read by the status and metrics
         self.status = SyncStatus(remote=remote_ops.redact_url(options.remote_url), branch=repo.branch,
                                  pending=self.pending, read_only=options.read_only, repo_path=repo.path,
-                                 committing=self.committing, pushing=self.push_progress.current)
+                                 committing=self.committing, pushing=self.push_progress.current,
+                                 failed_writes=self.failed_writes.entries)
         self.conflict_log = ConflictLog(repo)
         self.versions = FileVersions(repo)
         self.versions_kernel = VersionsForgetter(self.kernel, f"/{GITFS_DIR}/{VERSIONS_DIR}")
@@ -107,7 +111,9 @@ class Mount:
                                                      dirty_paths=self.handles.dirty_paths),
                                 conflicts=ConflictRecorder(self.conflict_log, self.status, saved_histories(repo)),
                                 metrics=self.metrics,
-                                kernel=self.worktree_kernel, ignore_rules=ignore_rules, lfs_rules=lfs_rules)
+                                kernel=self.worktree_kernel, ignore_rules=ignore_rules, lfs_rules=lfs_rules,
+                                failed_writes=self.failed_writes,
+                                save_wait=max(SAVE_WAIT, 10 * options.sync_timeout))
         self.sync_worker = SyncWorker(self.cycle, self.jobs, self.state, writers=self.writers,
                                       dirty_open_paths=self.handles.dirty_paths, sync_timeout=options.sync_timeout,
                                       recover=recovered_jobs, writing=self.writing,
@@ -223,6 +229,7 @@ class Views:
         self.listed_attributes = mount.listed_attributes
         self.sync_state = mount.state
         self.jobs = mount.jobs
+        self.failed_writes = mount.failed_writes
         self.days = mount.days
         self.sync_status = mount.status
         self.metrics = mount.metrics
@@ -249,7 +256,7 @@ class Views:
         return CurrentView(self.owner, self.repo.workdir, self.handles, self.sync_state, self.jobs,
                            max_size=self.options.max_size_bytes, extra_root_entries=extra,
                            kernel=self.worktree_kernel, worktree_filter=self.worktree_filter,
-                           listed=self.listed_attributes)
+                           listed=self.listed_attributes, failed_writes=self.failed_writes)
 
     def index(self) -> IndexView:
         return IndexView(self.owner, entries=[self.options.current_path, self.options.history_path],

@@ -199,6 +199,20 @@ class Router(Operations):
     def fallocate(self, path, mode, offset, size, fh):
         return self._call("fallocate", path, mode, offset, size, fh.fh)
 
+    # -- extended attributes: current/ keeps the user.* namespace (user_attributes.py) --
+
+    def getxattr(self, path, name, position=0):
+        return self._call("getxattr", path, name)
+
+    def listxattr(self, path):
+        return self._call("listxattr", path)
+
+    def setxattr(self, path, name, value, options, position=0):
+        return self._call("setxattr", path, name, value, options)
+
+    def removexattr(self, path, name):
+        return self._call("removexattr", path, name)
+
 
 def _skip_flush(fi) -> None:
     """No view does anything on flush: spare the kernel that round trip at every close."""

@@ -126,6 +126,9 @@ def format_status(state: dict, mount_point: str = "MOUNTPOINT") -> str:
     if len(rescues) > RECENT_RESCUES:
         lines.append(f"             and {len(rescues) - RECENT_RESCUES} earlier rescues "
                      "(git branch --list 'gitfs-rescue-*' in the clone)")
+    for failed in state.get("failed_writes", []):
+        lines.append(f"not committed: /{failed['path']}: its last write failed ({failed['error']}) at "
+                     f"{failed['time']}; it is committed once a write to it succeeds, or gone once removed")
     for missing in state.get("lfs_missing", []):
         lines.append(f"LFS missing: {missing['path']} (object {missing['oid']}) at {missing['time']}: "
                      f"{missing['error']}")

@@ -35,7 +35,7 @@ from typing import BinaryIO, Protocol, cast
 
 import pygit2
 
-from gitfs.repo import beneath
+from gitfs.repo import beneath, user_attributes
 from gitfs.repo.compat import DeltaStatus
 from gitfs.repo.errors import local_write
 from gitfs.repo.index_entry import add_with_stat
@@ -246,6 +246,7 @@ def _write_file(root: int, relative: str, mode: int, data: memoryview | BinaryIO
             fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
                          dir_fd=folder)
             try:
+                user_attributes.carry_over(folder, name, fd)  # kept with the name (user_attributes.py)
                 with os.fdopen(fd, "wb", closefd=False) as handle:
                     if isinstance(data, memoryview):
                         handle.write(data)

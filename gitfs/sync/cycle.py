@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import threading
 import time
 from collections.abc import Collection
@@ -30,6 +31,7 @@ from gitfs.repo.ignore import IgnoreRules, is_gitignore
 from gitfs.repo.repository import Repository
 from gitfs.repo.rescue import save_local_history
 from gitfs.repo.worktree import TreeChanges, WorktreeKernelView, apply_changes, tree_changes
+from gitfs.sync.failed_writes import FailedWrites
 from gitfs.sync.jobs import CommitJob, PendingJobs, batch_message, describe_batch, describe_changes, job_paths
 from gitfs.sync.metrics import Metrics
 from gitfs.sync.remote_link import RemoteLink
@@ -38,6 +40,7 @@ from gitfs.sync.state import SyncState
 log = logging.getLogger(__name__)
 
 PUSH_RACE_RETRIES = 5
+SAVE_WAIT = 30.0  # seconds a document renamed away by a save may be missing before it counts as deleted
 # Where the commit replacing refused ones waits for its push; not a branch: never mounted.
 REPLACEMENT_REF = "refs/gitfs/replacement"
 REPLACED_NAMED = 10  # refused commits named in the replacement's message
@@ -56,10 +59,11 @@ class CycleResult:
     pushed: Optional[pygit2.Oid] = None  # the tip the remote now has from us
     conflicts: tuple[str, ...] = ()  # files whose local version won over the remote's
     waiting_for: tuple[str, ...] = ()  # open files the remote's change touches: not applied yet
+    saves_awaited: tuple[str, ...] = ()  # documents renamed away by a save: their deletion waits
 
     @property
     def complete(self) -> bool:
-        return not self.waiting_for
+        return not self.waiting_for and not self.saves_awaited
 
 
 @dataclass(frozen=True)
@@ -98,7 +102,8 @@ class SyncCycle:
     def __init__(self, repo: Repository, state: SyncState, jobs: PendingJobs, remote: RemoteLink, *,
                  signature: Callable[[], pygit2.Signature], open_files: OpenFiles,
                  conflicts: MergeReport, metrics: Metrics, kernel: WorktreeKernelView, ignore_rules: IgnoreRules,
-                 lfs_rules: LfsSwitch = LFS_STAYS_OFF):
+                 lfs_rules: LfsSwitch = LFS_STAYS_OFF, failed_writes: Optional[FailedWrites] = None,
+                 save_wait: float = SAVE_WAIT):
         self.repo = repo
         self.state = state
         self.jobs = jobs
@@ -112,6 +117,9 @@ class SyncCycle:
         self.lfs_rules = lfs_rules  # turns Git LFS on when a .gitattributes brings the first filter=lfs rule
         self._known_remote = repo.remote_tip()  # the remote's tip as this mount last saw it
         self._refused: Optional[PushRefused] = None  # the server's last refusal, until a push is taken
+        self.failed_writes = failed_writes or FailedWrites()  # files left out of commits until written again
+        self.save_wait = save_wait  # how long a document renamed away by a save may be missing
+        self._saves_awaited: tuple[str, ...] = ()
 
     @property
     def left_uncommitted(self) -> int:
@@ -136,13 +144,17 @@ class SyncCycle:
             with self.state.frozen():
                 committed = self.commit_pending(include_open=include_open, hold=hold)
         result = self.sync_with_remote(hold=hold)
-        return dataclasses.replace(result, committed=committed)
+        return dataclasses.replace(result, committed=committed, saves_awaited=self._saves_awaited)
 
-    def commit_pending(self, include_open: bool = False, hold: Collection[str] = ()) -> Optional[pygit2.Oid]:
+    def commit_pending(self, include_open: bool = False, hold: Collection[str] = (),
+                       await_saves: bool = True) -> Optional[pygit2.Oid]:
         """Commit what the working tree holds for the pending jobs (caller holds frozen()),
-        but for the jobs that touch a path in `hold`: they stay pending."""
+        but for the jobs that touch a path in `hold`, and (await_saves) those that delete a
+        document a save renamed away (see _awaiting_save): they stay pending."""
         jobs = self.jobs.take()
         try:
+            if await_saves:
+                jobs = self._await_saves(jobs)
             return self._commit_taken(jobs, include_open, hold)
         finally:  # the commit is on the branch now (counted as not pushed), or the jobs are back
             self.jobs.done()
@@ -158,6 +170,7 @@ class SyncCycle:
         self._follow_gitignores(job_paths(jobs))
         index = self.repo.index()
         jobs = [job for job in jobs if not self._only_ignored(job, index)]
+        jobs = self._without_failed_writes(jobs)
         if not jobs:
             return None
         started = time.monotonic()
@@ -202,6 +215,44 @@ class SyncCycle:
         message = batch_message(jobs)
         self.repo.stage_everything()
         return self.repo.commit_index(message, self.signature()), message
+
+    def _without_failed_writes(self, jobs: list[CommitJob]) -> list[CommitJob]:
+        """The jobs without the files whose last write failed (failed_writes.py): a
+        truncated copy is never published; it is committed once written again."""
+        failed = self.failed_writes.paths()
+        if not failed:
+            return jobs
+        kept = []
+        for job in jobs:
+            add = tuple(path for path in job.add if path.strip("/") not in failed)
+            if add or job.remove:
+                kept.append(job if add == job.add else dataclasses.replace(job, add=add))
+        return kept
+
+    def _await_saves(self, jobs: list[CommitJob]) -> list[CommitJob]:
+        """Give back the jobs that rename a tracked document to a name GitFS keeps local
+        (Word's `~WRL0002.tmp`, an editor's backup) while the document is missing: a save
+        in progress, whose next step puts the new version under the name. Committed now,
+        the remote and every colleague would see the document deleted for as long as the
+        save takes (seconds over a network share); so the deletion waits for the document
+        to come back (then the batch is one Update) or for save_wait seconds."""
+        awaited: list[CommitJob] = []
+        ready: list[CommitJob] = []
+        now = time.monotonic()
+        index = self.repo.index()
+        for job in jobs:
+            (awaited if now - job.queued < self.save_wait and self._renamed_away(job, index) else ready).append(job)
+        if awaited:
+            self.jobs.give_back(awaited)
+        self._saves_awaited = tuple(sorted({path.strip("/") for job in awaited for path in job.remove}))
+        return ready
+
+    def _renamed_away(self, job: CommitJob, index: pygit2.Index) -> bool:
+        if not job.add or not job.remove:
+            return False
+        local_only = all(self.repo.is_ignored(path.strip("/")) and path.strip("/") not in index for path in job.add)
+        return local_only and any(path.strip("/") in index and not os.path.lexists(
+            os.path.join(self.repo.workdir, path.strip("/"))) for path in job.remove)
 
     def _only_ignored(self, job: CommitJob, index: pygit2.Index) -> bool:
         return all(self.repo.is_ignored(path) and path not in index for path in job.paths)
@@ -370,9 +421,10 @@ class SyncCycle:
     # -- at unmount ------------------------------------------------------------------
 
     def final(self, seconds: float, on_committed: Callable[[], None] = lambda: None) -> None:
-        """Commit everything, then push if the remote answers within `seconds`."""
+        """Commit everything (a save still in progress too), then push if the remote
+        answers within `seconds`."""
         with self.state.frozen():
-            self.commit_pending()
+            self.commit_pending(await_saves=False)
         on_committed()
         if self.repo.count_ahead() == 0 and self.repo.remote_tip() is not None:
             return

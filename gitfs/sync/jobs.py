@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -15,6 +16,7 @@ class CommitJob:
     # (device, inode) of a file with several hard links written through the path: its
     # other names changed too, even if this one is gone by the commit (hard_links.py).
     linked: tuple[tuple[int, int], ...] = ()
+    queued: float = field(default_factory=time.monotonic, compare=False)  # when the change was made
 
     @property
     def paths(self) -> tuple[str, ...]:

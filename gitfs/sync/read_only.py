@@ -44,7 +44,8 @@ class ReadOnlyCycle(SyncCycle):
                         "for the next read-write mount to commit", len(self._leftovers), self.repo.path)
         return None
 
-    def commit_pending(self, include_open: bool = False, hold: Collection[str] = ()) -> Optional[pygit2.Oid]:
+    def commit_pending(self, include_open: bool = False, hold: Collection[str] = (),
+                       await_saves: bool = True) -> Optional[pygit2.Oid]:
         """Nothing is committed here (no write reaches the working tree through the mount)."""
         return None
 

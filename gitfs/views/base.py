@@ -97,6 +97,25 @@ class View(Operations):
         # never asks again, for current/'s files either.
         raise FuseOSError(errno.EOPNOTSUPP)
 
+    # Extended attributes: only the working tree's files keep some (PassthroughView reads
+    # them, CurrentView writes them); everything else has none and is read-only. Defined
+    # here, never left to mfusepy (ENOSYS would make the kernel stop asking, for every view).
+    def getxattr(self, path, name, position=0):
+        self.getattr(path)  # ENOENT for a path that does not exist
+        raise FuseOSError(errno.ENODATA)
+
+    def listxattr(self, path):
+        self.getattr(path)
+        return []
+
+    def setxattr(self, path, name, value, options, position=0):
+        self.getattr(path)
+        raise FuseOSError(errno.EROFS)
+
+    def removexattr(self, path, name):
+        self.getattr(path)
+        raise FuseOSError(errno.EROFS)
+
 
 class ReadOnlyView(View):
     """Every mutating call is EROFS; so is opening for writing."""

@@ -9,17 +9,19 @@ Paths are relative to the clone's root fd, never through a symlink (see passthro
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Optional
 
 from mfusepy import FuseOSError
 
 from gitfs.handles import HandleTable, OpenFile
-from gitfs.repo import beneath
+from gitfs.repo import beneath, user_attributes
 from gitfs.repo.repository import KEEP_FILE
+from gitfs.sync.failed_writes import FailedWrites
 from gitfs.sync.jobs import CommitJob, PendingJobs
 from gitfs.sync.state import SyncState
 from gitfs.views import keep
@@ -36,7 +38,7 @@ class CurrentView(PassthroughView):
     def __init__(self, owner: Owner, root: str, handles: HandleTable, sync_state: SyncState,
                  jobs: PendingJobs, *, max_size: int | None, extra_root_entries: tuple[str, ...] = (),
                  kernel: Optional[KernelAttributes] = None, worktree_filter: WorktreeFilter = NO_FILTER,
-                 listed: Optional[ListedAttributes] = None):
+                 listed: Optional[ListedAttributes] = None, failed_writes: Optional[FailedWrites] = None):
         super().__init__(owner, root, handles, extra_root_entries=extra_root_entries, worktree_filter=worktree_filter,
                          reading=lambda: sync_state.mutation(changes=False),  # not while remote changes are applied
                          listed=listed)
@@ -44,6 +46,7 @@ class CurrentView(PassthroughView):
         self.jobs = jobs
         self.max_size = max_size
         self.kernel = kernel  # told when a change through one name changes a file's other names
+        self.failed_writes = failed_writes or FailedWrites()  # told how each write ended
 
     # -- helpers ------------------------------------------------------------
 
@@ -129,35 +132,50 @@ class CurrentView(PassthroughView):
 
     def write(self, path, data, offset, fh):
         open_file = self.handles.get(fh)
-        self._check_size(offset + len(data), open_file.path)
-        with self.sync_state.mutation():
-            written = os.pwrite(self._fd(fh), data, offset)
-            open_file.change = "Update"
+        with self._outcome_told(open_file):
+            self._check_size(offset + len(data), open_file.path)
+            with self.sync_state.mutation():
+                written = os.pwrite(self._fd(fh), data, offset)
+                open_file.change = "Update"
         self._forget(open_file.other_names)
         return written
+
+    @contextlib.contextmanager
+    def _outcome_told(self, open_file: OpenFile) -> Iterator[None]:
+        """Tell failed_writes how a write to the file ended: a file whose last write failed
+        (max_size, a full disk) is not committed until one succeeds."""
+        try:
+            yield
+        except OSError as error:  # FuseOSError is one
+            if error.errno is not None:
+                self.failed_writes.failed(open_file.path, error.errno)
+            raise
+        self.failed_writes.succeeded(open_file.path)
 
     def fallocate(self, path, mode, offset, size, fh):
         """Space allocated, a hole punched or a range zeroed, by the clone's file system
         (allocation.py). An allocation that grows the file counts against max_size."""
         open_file = self.handles.get(fh)
-        if not mode & FALLOC_FL_KEEP_SIZE:
-            self._check_size(offset + size, open_file.path)
-        with self.sync_state.mutation():
-            fallocate(self._fd(fh), mode, offset, size)  # a mode the clone's disk lacks: its EOPNOTSUPP
-            open_file.change = "Update"
+        with self._outcome_told(open_file):
+            if not mode & FALLOC_FL_KEEP_SIZE:
+                self._check_size(offset + size, open_file.path)
+            with self.sync_state.mutation():
+                fallocate(self._fd(fh), mode, offset, size)  # a mode the clone's disk lacks: its EOPNOTSUPP
+                open_file.change = "Update"
         self._forget(open_file.other_names)
 
     def truncate(self, path, length, fh=None):
         relative = self._relative(path)
-        self._check_size(length, path)
-        with self.sync_state.mutation():
-            fd = beneath.open_beneath(self.root_fd, relative, os.O_WRONLY)  # truncate(2) has no *at form
-            try:
-                os.ftruncate(fd, length)
-                file = os.fstat(fd)
-            finally:
-                os.close(fd)
-            self._queue(f"Update {path}", add=[path], linked=_linked(file))
+        with self._outcome_told(OpenFile(path)):
+            self._check_size(length, path)
+            with self.sync_state.mutation():
+                fd = beneath.open_beneath(self.root_fd, relative, os.O_WRONLY)  # truncate(2) has no *at form
+                try:
+                    os.ftruncate(fd, length)
+                    file = os.fstat(fd)
+                finally:
+                    os.close(fd)
+                self._queue(f"Update {path}", add=[path], linked=_linked(file))
         self._other_names_changed(file, [folder_of(path)], besides=path)
 
     def fsync(self, path, datasync, fh):
@@ -178,6 +196,7 @@ class CurrentView(PassthroughView):
             file = os.lstat(name, dir_fd=folder)
             os.unlink(name, dir_fd=folder)
             self._queue(f"Deleted {path}", remove=[path])
+            self.failed_writes.removed(path)
         self._other_names_changed(file, [folder_of(path)], besides=path)  # one link fewer, a new ctime
 
     def mkdir(self, path, mode):
@@ -220,6 +239,7 @@ class CurrentView(PassthroughView):
                         keep.write_placeholder(folder)
                 raise
             self.handles.rename(old, new)
+            self.failed_writes.renamed(old, new)
             self._queue(f"Rename {old} to {new}", add=[new], remove=[old])
         if self.kernel is not None:
             folders = [folder_of(old), folder_of(new)]
@@ -279,6 +299,18 @@ class CurrentView(PassthroughView):
             self._queue(f"Created {path}", add=[path])
 
     # -- metadata --------------------------------------------------------------------
+
+    def setxattr(self, path, name, value, options, position=0):
+        # Kept on the clone's file, never committed: no job, and not a change for the
+        # quiet period (Samba sets user.DOSATTRIB at every file it creates).
+        with self.sync_state.mutation(changes=False):
+            user_attributes.set_value(self.root_fd, self._relative(path), name, value, options)
+        return 0
+
+    def removexattr(self, path, name):
+        with self.sync_state.mutation(changes=False):
+            user_attributes.remove(self.root_fd, self._relative(path), name)
+        return 0
 
     def chmod(self, path, mode):
         relative = self._relative(path)

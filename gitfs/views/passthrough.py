@@ -30,7 +30,7 @@ from typing import Callable, Optional
 from mfusepy import FuseOSError
 
 from gitfs.handles import HandleTable, OpenFile
-from gitfs.repo import beneath
+from gitfs.repo import beneath, user_attributes
 from gitfs.repo.repository import GIT_DIR, KEEP_FILE
 from gitfs.views import keep
 from gitfs.views.base import Owner, View, is_write_open
@@ -120,6 +120,12 @@ class PassthroughView(View):
             if not os.access(name, amode, dir_fd=folder, follow_symlinks=False):
                 raise FuseOSError(errno.EACCES)
         return 0
+
+    def getxattr(self, path, name, position=0):
+        return user_attributes.get(self.root_fd, self._relative(path), name)
+
+    def listxattr(self, path):
+        return user_attributes.names(self.root_fd, self._relative(path))
 
     def readdir(self, path, fh):
         return [name for name, _type in self.readdir_with_attrs(path)]

@@ -8,6 +8,7 @@ summed up in each test; tests/mount/test_editors.py runs the programs themselves
 """
 
 import os
+import time
 
 import pytest
 
@@ -203,3 +204,31 @@ def test_a_gitignore_negation_commits_the_file_through_the_cycle(saving):
     subject, changes = committed(rig)
     assert changes == ["A\t.gitignore", "A\tkeep-this~"]
     assert subject == "Update 2 items. Added 2 items."
+
+
+def test_a_slow_office_save_never_commits_the_document_deleted(saving):
+    """Word over a network share: the steps come seconds apart, and a cycle runs between
+    the document renamed away and the new version renamed into its place."""
+    rig, view = saving
+    write(view, "/docs/~$report.odt", b"owner")
+    write(view, "/docs/~WRL0001.tmp", b"PK new document")
+    view.rename("/docs/report.odt", "/docs/~WRL0002.tmp")
+    result = rig.cycle.run()  # the quiet period ended in the middle of the save
+    assert result.saves_awaited == ("docs/report.odt",) and not result.complete
+    assert "docs/report.odt" in rig.remote.files() and rig.remote.log()[0] == "documents"
+    view.rename("/docs/~WRL0001.tmp", "/docs/report.odt")
+    view.unlink("/docs/~WRL0002.tmp")
+    view.unlink("/docs/~$report.odt")
+    subject, changes = committed(rig)
+    assert (subject, changes) == ("Update /docs/report.odt", ["M\tdocs/report.odt"])
+    assert rig.remote.show("docs/report.odt") == b"PK new document"
+
+
+def test_a_document_renamed_away_for_good_is_deleted_after_the_wait(saving):
+    rig, view = saving
+    rig.cycle.save_wait = 0.3
+    view.rename("/docs/report.odt", "/docs/~WRL0002.tmp")
+    assert rig.cycle.run().saves_awaited == ("docs/report.odt",)
+    time.sleep(0.35)
+    subject, changes = committed(rig)
+    assert changes == ["D\tdocs/report.odt"] and "docs/report.odt" not in rig.remote.files()
