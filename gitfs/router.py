@@ -24,6 +24,7 @@ from mfusepy import FuseOSError, Operations
 from gitfs import cache_policy
 from gitfs.fuse_binding import DIR_CACHE_FROM_OPENDIR, FUSE_CAP_READDIRPLUS_AUTO
 from gitfs.repo.errors import PathNotFound
+from gitfs.repo.user_attributes import NAMESPACE as USER_ATTRIBUTES
 from gitfs.routes import Route
 
 log = logging.getLogger(__name__)
@@ -202,6 +203,11 @@ class Router(Operations):
     # -- extended attributes: current/ keeps the user.* namespace (user_attributes.py) --
 
     def getxattr(self, path, name, position=0):
+        if not name.startswith(USER_ATTRIBUTES):
+            # The kernel asks for security.capability before every write(2) to a FUSE file
+            # (to drop file capabilities): answered here, without a view, that costs the
+            # least it can. No view keeps any but user attributes.
+            raise FuseOSError(errno.ENODATA)
         return self._call("getxattr", path, name)
 
     def listxattr(self, path):

@@ -517,3 +517,112 @@ MIDDLEWARE:
     def object_path(self, oid: str) -> Path | None:
         found = list(self.storage.rglob(oid))
         return found[0] if found else None
+
+
+# -- Samba ------------------------------------------------------------------------------------
+
+SMBD = "/usr/sbin/smbd"
+SMB_SHARE = "team"
+# What every smb.conf here says, server's and client's: nothing is read or written under
+# /etc/samba, /var/lib/samba, /var/cache/samba or /run/samba, so the system's Samba (if any)
+# and these never meet; `{dir}` is the server's or the client's own directory.
+SMB_PRIVATE_PATHS = """\
+   lock directory = {dir}/lock
+   state directory = {dir}/state
+   cache directory = {dir}/cache
+   pid directory = {dir}/pid
+   private dir = {dir}/private
+   ncalrpc dir = {dir}/ncalrpc
+   log file = {dir}/log.%m
+   logging = file
+"""
+
+
+class SmbServer:
+    """Debian's smbd in the foreground sharing `share_path` as //127.0.0.1/team on a free
+    port, with an smb.conf of its own under `directory` (standalone, loopback only, no
+    NetBIOS, no printers): guests are let in (smbclient -N) and act as root (`force user`), root
+    being the GitFS mount's user, so the mount needs no allow_other. extra_share_options and
+    extra_global_options are smb.conf lines added to [team] and [global], e.g.
+    `vfs objects = catia fruit streams_xattr` for a share as macOS clients use them.
+
+    client() runs the real smbclient with a config of its own too (`-s`): without one it
+    reads /etc/samba/smb.conf and keeps its caches in /var/cache/samba."""
+
+    def __init__(self, directory: Path, share_path: Path, *, extra_share_options: str = "",
+                 extra_global_options: str = ""):
+        need(SMBD, "smbclient")
+        self.directory = directory
+        self.share_path = share_path
+        self.port = free_port()
+        self.client_directory = directory / "client"
+        for base in (directory, self.client_directory):
+            for name in ("lock", "state", "cache", "pid", "private", "ncalrpc"):
+                (base / name).mkdir(parents=True, exist_ok=True)
+        self.config = directory / "smb.conf"
+        self.config.write_text(
+            "[global]\n"
+            "   server role = standalone server\n"
+            "   map to guest = bad user\n"
+            "   interfaces = 127.0.0.1\n"
+            "   bind interfaces only = yes\n"
+            f"   smb ports = {self.port}\n"
+            "   disable netbios = yes\n"
+            "   load printers = no\n"
+            "   printcap name = /dev/null\n"
+            "   disable spoolss = yes\n"
+            "   log level = 1\n"
+            + SMB_PRIVATE_PATHS.format(dir=directory)
+            + extra_global_options.rstrip("\n") + "\n"
+            f"[{SMB_SHARE}]\n"
+            f"   path = {share_path}\n"
+            "   read only = no\n"
+            "   guest ok = yes\n"
+            "   force user = root\n"
+            + extra_share_options.rstrip("\n") + "\n")
+        self.client_config = directory / "client.conf"
+        self.client_config.write_text("[global]\n   disable netbios = yes\n"
+                                      + SMB_PRIVATE_PATHS.format(dir=self.client_directory))
+        self.output = directory / "smbd.out"  # what smbd says before its log files are open
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        # --no-process-group: smbd would otherwise make a group of its own, out of stop_group's reach.
+        with open(self.output, "ab") as out:
+            self.process = start_server([SMBD, "--foreground", "--no-process-group",
+                                         f"--configfile={self.config}"],
+                                        stdin=subprocess.DEVNULL, stdout=out, stderr=out)
+        process = self.process
+        wait_for(lambda: port_open("127.0.0.1", self.port) or process.poll() is not None, timeout=30,
+                 message="smbd")
+        if process.poll() is not None:
+            raise AssertionError(f"smbd exited with {process.returncode}: {self.log_text()}")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            stop_group(self.process)
+            self.process = None
+
+    def log_text(self) -> str:
+        """smbd's own output, then its log files (log.smbd, and one per client: log.127.0.0.1)."""
+        parts = []
+        for path in [self.output, *sorted(self.directory.glob("log.*"))]:
+            if path.exists():
+                parts.append(f"== {path.name}\n{path.read_text(errors='replace')}")
+        return "\n".join(parts)
+
+    def client(self, *commands: str, cwd: Path | None = None, timeout: float = 60) -> str:
+        """`smbclient //127.0.0.1/team -N -c "CMD1; CMD2"` as a guest; its stdout and stderr
+        together. Local file names in put/get are relative to `cwd`. It exits 0 even when a
+        command failed (the NT_STATUS_ line is all there is): client_ok checks that."""
+        done = subprocess.run(["smbclient", f"//127.0.0.1/{SMB_SHARE}", "-p", str(self.port), "-N",
+                               "-s", str(self.client_config), "-c", "; ".join(commands)],
+                              cwd=cwd, capture_output=True, text=True, timeout=timeout)
+        return done.stdout + done.stderr
+
+    def client_ok(self, *commands: str, **kwargs) -> str:
+        """client(), failing the test if any command answered an NT_STATUS_ error."""
+        output = self.client(*commands, **kwargs)
+        if "NT_STATUS_" in output:
+            raise AssertionError(f"smbclient {'; '.join(commands)!r} failed:\n{output}")
+        return output
