@@ -57,14 +57,19 @@ def ssh_keys(tmp_path_factory):
     return Keys
 
 
+def trust_host(known_hosts_line: str) -> None:
+    """Add a server's host key to ~/.ssh/known_hosts (HOME is the test's own)."""
+    ssh_dir = Path(os.environ["HOME"]) / ".ssh"
+    ssh_dir.mkdir(mode=0o700, exist_ok=True)
+    with open(ssh_dir / "known_hosts", "a") as known:
+        known.write(known_hosts_line)
+
+
 @pytest.fixture
 def sshd(tmp_path_factory, ssh_keys):
     """A running sshd whose host key is in ~/.ssh/known_hosts (HOME is the test's own)."""
     server = sshd_server(tmp_path_factory.mktemp("sshd"), ssh_keys)
-    ssh_dir = Path(os.environ["HOME"]) / ".ssh"
-    ssh_dir.mkdir(mode=0o700, exist_ok=True)
-    with open(ssh_dir / "known_hosts", "a") as known:
-        known.write(server.known_hosts_line())
+    trust_host(server.known_hosts_line())
     try:
         server.start()
         yield server
@@ -94,10 +99,7 @@ def gitolite(tmp_path_factory, ssh_keys):
     reader = KeyPair(directory, "reader")
     server = GitoliteServer(directory, {"writer": ssh_keys.plain, "reader": reader, "guest": ssh_keys.other})
     server.set_rules(GITOLITE_RULES)
-    ssh_dir = Path(os.environ["HOME"]) / ".ssh"
-    ssh_dir.mkdir(mode=0o700, exist_ok=True)
-    with open(ssh_dir / "known_hosts", "a") as known:
-        known.write(server.known_hosts_line())
+    trust_host(server.known_hosts_line())
     try:
         server.start()
         server.seed("team", "writer", {"README": "The team's repository.\n"}, "README")

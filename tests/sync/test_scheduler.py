@@ -2,6 +2,7 @@
 with a fake clock, on real repositories; the thread is never started except where the
 test is about the thread (the final cycle at stop)."""
 
+import contextlib
 import os
 import threading
 import time
@@ -246,19 +247,28 @@ def test_the_clone_is_tidied_between_cycles_when_quiet_and_busy_only_far_past_th
     assert worker.step(timeout=0) is not None and "b.txt" in rig.remote.files()
 
 
+@contextlib.contextmanager
+def refusing_rig(remote, tmp_path, hook: str):
+    """The rig on a clone whose remote is served by git daemon (a path remote runs no hook),
+    the bare repository's pre-receive hook running `hook` (sh)."""
+    path = remote.bare / "hooks" / "pre-receive"
+    path.write_text(f"#!/bin/sh\n{hook}\n")
+    path.chmod(0o755)
+    daemon = GitDaemon(remote.bare.parent)
+    daemon.start()
+    try:
+        yield make_rig(remote, tmp_path / "mine", url=daemon.url(remote.bare.name))
+    finally:
+        daemon.stop()
+
+
 def test_a_push_the_server_refuses_backs_off_to_minutes_and_a_change_retries_at_once(remote, tmp_path, writers):
     """A real server (git daemon) whose pre-receive hook refuses while the branch is frozen:
     attempts counted by the hook itself."""
     attempts, frozen = tmp_path / "attempts", tmp_path / "frozen"
     frozen.touch()
-    hook = remote.bare / "hooks" / "pre-receive"
-    hook.write_text(f"#!/bin/sh\necho push >> {attempts}\nif [ -e {frozen} ]; then\n"
-                    f"  echo 'policy: frozen' >&2\n  exit 1\nfi\n")
-    hook.chmod(0o755)
-    daemon = GitDaemon(remote.bare.parent)
-    daemon.start()
-    try:
-        rig = make_rig(remote, tmp_path / "mine", url=daemon.url(remote.bare.name))
+    with refusing_rig(remote, tmp_path, f"echo push >> {attempts}\nif [ -e {frozen} ]; then\n"
+                                        f"  echo 'policy: frozen' >&2\n  exit 1\nfi") as rig:
         worker = worker_for(rig, writers)
 
         def pushes() -> int:
@@ -290,18 +300,10 @@ def test_a_push_the_server_refuses_backs_off_to_minutes_and_a_change_retries_at_
         assert result is not None and result.pushed is not None and pushes() == 14
         assert {"a.txt", "b.txt"} <= set(remote.files())
         assert rig.status.snapshot()["last_push"]["result"] == "ok"
-    finally:
-        daemon.stop()
 
 
 def test_undoing_what_the_server_refused_leaves_nothing_to_push(remote, tmp_path, writers):
-    hook = remote.bare / "hooks" / "pre-receive"
-    hook.write_text("#!/bin/sh\necho 'policy: no pushes today' >&2\nexit 1\n")
-    hook.chmod(0o755)
-    daemon = GitDaemon(remote.bare.parent)
-    daemon.start()
-    try:
-        rig = make_rig(remote, tmp_path / "mine", url=daemon.url(remote.bare.name))
+    with refusing_rig(remote, tmp_path, "echo 'policy: no pushes today' >&2\nexit 1") as rig:
         worker = worker_for(rig, writers)
         before = remote.head()
         rig.write("secret.txt", "a token")
@@ -316,5 +318,3 @@ def test_undoing_what_the_server_refused_leaves_nothing_to_push(remote, tmp_path
         assert result is not None and result.pushed == rig.repo.remote_tip()
         assert str(rig.repo.branch_tip()) == before == remote.head()  # no empty commit, nothing sent
         assert rig.status.snapshot()["last_push"]["result"] == "ok"
-    finally:
-        daemon.stop()
