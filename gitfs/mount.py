@@ -127,7 +127,8 @@ class Mount:
         self.router = Router(routes, cache_size=options.cache_size, touch=self.state.touch,
                              on_init=self.start, on_destroy=self.stop,
                              disk_figures=functools.partial(statvfs_dict, repo.workdir),
-                             kernel_cached_dirs=mount_prefix(options.history_path))
+                             kernel_cached_dirs=mount_prefix(options.history_path),
+                             extended_attributes=options.xattr)
 
     def release_idle(self) -> None:
         """An idle mount gives memory back: the kernel's names below history/, each file's

@@ -29,13 +29,20 @@ from gitfs.routes import Route
 
 log = logging.getLogger(__name__)
 
+XATTR_OPERATIONS = ("getxattr", "listxattr", "setxattr", "removexattr")
+
 class Router(Operations):
     use_ns = True
 
     def __init__(self, routes: list[Route], *, cache_size: int,
                  touch: Callable[[], None], on_init: Callable[[], None], on_destroy: Callable[[], None],
-                 disk_figures: Callable[[], dict], kernel_cached_dirs: str = ""):
+                 disk_figures: Callable[[], dict], kernel_cached_dirs: str = "", extended_attributes: bool = True):
         self.routes = routes
+        if not extended_attributes:
+            # No callbacks at all (mfusepy leaves out what is None): the kernel's first
+            # question gets ENOSYS and it asks no more, for any file (EOPNOTSUPP to programs).
+            for operation in XATTR_OPERATIONS:
+                setattr(self, operation, None)
         # Folders at and below this mount path keep their listing in the kernel (GitFSFUSE.opendir).
         self.kernel_cached_dirs = kernel_cached_dirs
         self._disk_figures = disk_figures

@@ -107,3 +107,13 @@ def test_programs_copy_attributes_in_and_out(program, remote, mount_gitfs, tmp_p
     assert user_attributes(back / "inner" / "notes.txt") == {"user.mime_type": b"text/plain"}
     wait_synced(mount)
     assert remote.show("copied/inner/notes.txt") == b"notes\n"
+
+
+def test_xattr_false_answers_none_and_the_kernel_stops_asking(remote, mount_gitfs):
+    mount = mount_gitfs(remote, xattr=False)
+    file = mount.current / "testing"
+    assert errno_of(os.setxattr, file, "user.DOSATTRIB", b"x") == errno.EOPNOTSUPP
+    assert errno_of(os.getxattr, file, "user.DOSATTRIB") == errno.EOPNOTSUPP
+    assert errno_of(os.getxattr, file, "security.capability") == errno.EOPNOTSUPP
+    file.write_text("still written\n")
+    wait_for(lambda: remote.show("testing") == b"still written\n", timeout=30, message="the write on the remote")
