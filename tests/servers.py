@@ -621,8 +621,10 @@ class SmbServer:
         return done.stdout + done.stderr
 
     def client_ok(self, *commands: str, **kwargs) -> str:
-        """client(), failing the test if any command answered an NT_STATUS_ error."""
+        """client(), failing the test if any command answered an NT_STATUS_ error. (Samba
+        4.22's `allinfo` also asks for shadow copies, which a share without the shadow_copy
+        module answers with NT_STATUS_INVALID_DEVICE_REQUEST: not a failure.)"""
         output = self.client(*commands, **kwargs)
-        if "NT_STATUS_" in output:
+        if any("NT_STATUS_" in line and "shadow copy data" not in line for line in output.splitlines()):
             raise AssertionError(f"smbclient {'; '.join(commands)!r} failed:\n{output}")
         return output

@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 Result = TypeVar("Result")
 MAX_BACKOFF = 60.0
 # A server that says no answers the same until someone acts: the same 1, 2, 4 ... s at
-# first (at most 6 attempts in 30 s), then up to 5 minutes; a change in current/ (the
+# first (5 attempts in the first 30 s), then up to 5 minutes; a change in current/ (the
 # user mending what the server named) or SIGUSR1 tries again at once.
 REFUSED_MAX_BACKOFF = 300.0
 FINAL_SYNC_SECONDS = 30.0

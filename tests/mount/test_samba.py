@@ -118,7 +118,7 @@ def test_a_macos_finder_info_stream_is_kept_and_not_committed(remote, mount_gitf
     assert remote.show("name.txt") == b"mac text\n"
 
 
-@pytest.mark.parametrize("pause", [0, 3], ids=["fast", "slow"])
+@pytest.mark.parametrize("pause", [0, 2], ids=["fast", "slow"])
 def test_office_saving_over_smb_never_leaves_the_remote_without_the_document(pause, remote, mount_gitfs, smb_share,
                                                                             tmp_path):
     """Word's save over SMB: owner file, new version written to ~WRL0001.tmp, the document

@@ -17,11 +17,11 @@ def test_word_saving_slowly_never_deletes_the_document_on_the_remote(remote, mou
     folder = mount.current
     (folder / "~$report.docx").write_bytes(b"owner")
     (folder / "~WRL0001.tmp").write_bytes(b"PK version 2")
-    time.sleep(3)
+    time.sleep(2)
     os.rename(folder / "report.docx", folder / "~WRL0002.tmp")
-    time.sleep(3)  # three quiet periods: the mount syncs meanwhile
+    time.sleep(2.5)  # more than two quiet periods: the mount syncs meanwhile
     os.rename(folder / "~WRL0001.tmp", folder / "report.docx")
-    time.sleep(3)
+    time.sleep(2)
     os.unlink(folder / "~WRL0002.tmp")
     os.unlink(folder / "~$report.docx")
     wait_synced(mount)

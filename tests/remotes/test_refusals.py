@@ -78,7 +78,7 @@ def test_a_refusal_shows_the_server_words_once_and_is_not_merged_again(remote, g
     metrics = (mount.path / ".gitfs" / "metrics").read_text()
     assert "gitfs_push_refusals_total 0" not in metrics and "gitfs_push_refusals_total" in metrics
 
-    time.sleep(max(0.0, started + 12 - time.time()))  # a few back-off steps
+    time.sleep(max(0.0, started + 8 - time.time()))  # a few back-off steps (1, 2, 4 s)
     seen = [when - started for when in attempts_seen(attempts)]
     assert 2 <= len(seen) <= 10 and all(when < 30 for when in seen), seen  # backing off, not hammering
     text = mount.log_text()
