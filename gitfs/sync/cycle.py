@@ -150,7 +150,7 @@ class SyncCycle:
                        await_saves: bool = True) -> Optional[pygit2.Oid]:
         """Commit what the working tree holds for the pending jobs (caller holds frozen()),
         but for the jobs that touch a path in `hold`, and (await_saves) those that delete a
-        document a save renamed away (see _awaiting_save): they stay pending."""
+        document a save renamed away (see _await_saves): they stay pending."""
         jobs = self.jobs.take()
         try:
             if await_saves:
@@ -236,23 +236,26 @@ class SyncCycle:
         the remote and every colleague would see the document deleted for as long as the
         save takes (seconds over a network share); so the deletion waits for the document
         to come back (then the batch is one Update) or for save_wait seconds."""
-        awaited: list[CommitJob] = []
-        ready: list[CommitJob] = []
         now = time.monotonic()
+        renames = [job for job in jobs if job.add and job.remove and now - job.queued < self.save_wait]
+        self._saves_awaited = ()
+        if not renames:  # only a rename can be a save under way: no index read for the rest
+            return jobs
         index = self.repo.index()
-        for job in jobs:
-            (awaited if now - job.queued < self.save_wait and self._renamed_away(job, index) else ready).append(job)
+        awaited = [job for job in renames if self._renamed_away(job, index)]
         if awaited:
             self.jobs.give_back(awaited)
+            held = {id(job) for job in awaited}
+            jobs = [job for job in jobs if id(job) not in held]
         self._saves_awaited = tuple(sorted({path.strip("/") for job in awaited for path in job.remove}))
-        return ready
+        return jobs
 
     def _renamed_away(self, job: CommitJob, index: pygit2.Index) -> bool:
-        if not job.add or not job.remove:
-            return False
-        local_only = all(self.repo.is_ignored(path.strip("/")) and path.strip("/") not in index for path in job.add)
-        return local_only and any(path.strip("/") in index and not os.path.lexists(
-            os.path.join(self.repo.workdir, path.strip("/"))) for path in job.remove)
+        """Whether the job renamed a tracked file, now missing, to names kept local only."""
+        added, removed = [path.strip("/") for path in job.add], [path.strip("/") for path in job.remove]
+        return (all(self.repo.is_ignored(path) and path not in index for path in added)
+                and any(path in index and not os.path.lexists(os.path.join(self.repo.workdir, path))
+                        for path in removed))
 
     def _only_ignored(self, job: CommitJob, index: pygit2.Index) -> bool:
         return all(self.repo.is_ignored(path) and path not in index for path in job.paths)
