@@ -65,6 +65,15 @@ def start_server(command: list, **popen) -> subprocess.Popen:
     return subprocess.Popen([str(arg) for arg in command], start_new_session=True, **popen)
 
 
+def wait_listening(process: subprocess.Popen, port: int, name: str, *, host: str = "127.0.0.1",
+                   timeout: float = 15, output=lambda: "") -> None:
+    """Until a server started by start_server listens on host:port; fails with what
+    `output()` gives (its log) if it exited first."""
+    wait_for(lambda: port_open(host, port) or process.poll() is not None, timeout=timeout, message=name)
+    if process.poll() is not None:
+        raise AssertionError(f"{name} exited with {process.returncode}: {output()}")
+
+
 def group_members(pgid: int) -> list[int]:
     """Live (not zombie) processes in process group `pgid`."""
     members = []
@@ -143,10 +152,7 @@ class SshServer:
         with open(self.log, "ab") as log:
             self.process = start_server([SSHD, "-D", "-e", "-f", self.config, "-p", self.port],
                                         stdout=subprocess.DEVNULL, stderr=log)
-        process = self.process
-        wait_for(lambda: port_open(self.host, self.port) or process.poll() is not None, timeout=10, message="sshd")
-        if process.poll() is not None:
-            raise AssertionError(f"sshd exited: {self.log.read_text()}")
+        wait_listening(self.process, self.port, "sshd", host=self.host, timeout=10, output=self.log.read_text)
 
     def stop(self) -> None:
         if self.process is not None:
@@ -286,11 +292,7 @@ class GitDaemon:
             ["git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack", "--listen=127.0.0.1",
              f"--port={self.port}", f"--base-path={self.base_path}", self.base_path],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        process = self.process
-        wait_for(lambda: port_open("127.0.0.1", self.port) or process.poll() is not None, timeout=15,
-                 message="git daemon")
-        if process.poll() is not None:
-            raise AssertionError(f"git daemon exited with {process.returncode}")
+        wait_listening(self.process, self.port, "git daemon")
 
     def stop(self) -> None:
         if self.process is not None:
@@ -503,11 +505,7 @@ MIDDLEWARE:
         with open(self.log, "ab") as log:
             self.process = start_server([GIFTLESS_PYTHON, "-c", GIFTLESS_RUN, self.port], cwd=self.directory,
                                         env=env, stdout=log, stderr=log)
-        process = self.process
-        wait_for(lambda: port_open("127.0.0.1", self.port) or process.poll() is not None, timeout=30,
-                 message="giftless")
-        if process.poll() is not None:
-            raise AssertionError(f"giftless exited: {self.log.read_text()}")
+        wait_listening(self.process, self.port, "giftless", timeout=30, output=self.log.read_text)
 
     def stop(self) -> None:
         if self.process is not None:
@@ -592,11 +590,7 @@ class SmbServer:
             self.process = start_server([SMBD, "--foreground", "--no-process-group",
                                          f"--configfile={self.config}"],
                                         stdin=subprocess.DEVNULL, stdout=out, stderr=out)
-        process = self.process
-        wait_for(lambda: port_open("127.0.0.1", self.port) or process.poll() is not None, timeout=30,
-                 message="smbd")
-        if process.poll() is not None:
-            raise AssertionError(f"smbd exited with {process.returncode}: {self.log_text()}")
+        wait_listening(self.process, self.port, "smbd", timeout=30, output=self.log_text)
 
     def stop(self) -> None:
         if self.process is not None:
