@@ -1,37 +1,29 @@
 """Which paths are LFS: `filter=lfs` in the attributes in effect (what `git lfs track`
 writes: `*.bin filter=lfs diff=lfs merge=lfs -text`).
 
-libgit2 answers from the working tree's .gitattributes (and .git/info/attributes);
-for a path of an older commit, pygit2 1.13 and later also read that commit's
-.gitattributes, so a pointer committed under a rule removed since still reads as
-its content. pygit2 1.11 (Debian 12) reads the working tree's only.
+The core answers from the working tree's .gitattributes (and .git/info/attributes);
+for a path of an older commit, where pygit2 can (1.13 and later), from that commit's
+.gitattributes too, so a pointer committed under a rule removed since still reads as
+its content.
 """
 
 from __future__ import annotations
 
-import inspect
 import os
 from typing import Optional
 
-import pygit2
-
 from gitfs.repo import beneath
-from gitfs.repo.reading import files_named
+from gitfs.repo.content_filter import FilterSource, ObjectId
 
 FILTER = "filter"
 LFS = "lfs"
 ATTRIBUTES_FILE = ".gitattributes"
-_INCLUDE_COMMIT = 1 << 4  # GIT_ATTR_CHECK_INCLUDE_COMMIT; FILE_THEN_INDEX (0) before it
-# pygit2 before 1.13 has get_attr(path, name, flags) only.
-_COMMIT_ATTRIBUTES = "commit" in inspect.signature(pygit2.Repository.get_attr).parameters
 
 
-def is_lfs_path(git: pygit2.Repository, path: str, commit: Optional[pygit2.Oid] = None) -> bool:
+def is_lfs_path(source: FilterSource, path: str, commit: Optional[ObjectId] = None) -> bool:
     """Whether path (relative to the root) is under a filter=lfs rule: the working tree's,
-    and, given a commit, that commit's too where pygit2 can read them."""
-    if commit is not None and _COMMIT_ATTRIBUTES:
-        return git.get_attr(path, FILTER, _INCLUDE_COMMIT, commit) == LFS  # type: ignore[arg-type]
-    return git.get_attr(path, FILTER) == LFS
+    and, given a commit, that commit's too where the core can read them."""
+    return source.attribute(path, FILTER, commit) == LFS
 
 
 def rules_use_lfs(text: bytes) -> bool:
@@ -43,14 +35,10 @@ def rules_use_lfs(text: bytes) -> bool:
     return False
 
 
-def tree_uses_lfs(git: pygit2.Repository, tree: pygit2.Oid) -> bool:
-    """Whether a .gitattributes of the tree, any folder's, has a filter=lfs rule (LFS's
-    default: on then)."""
-    for oid in files_named(git, tree, ATTRIBUTES_FILE).values():
-        blob = git[oid]
-        if isinstance(blob, pygit2.Blob) and rules_use_lfs(blob.data):
-            return True
-    return False
+def tip_uses_lfs(source: FilterSource) -> bool:
+    """Whether a .gitattributes of the branch tip, any folder's, has a filter=lfs rule
+    (LFS's default: on then)."""
+    return any(rules_use_lfs(text) for text in source.tip_texts_named(ATTRIBUTES_FILE).values())
 
 
 def file_uses_lfs(workdir: str, path: str) -> bool:

@@ -16,74 +16,64 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from typing import Callable, Optional, cast
-
-import pygit2
+from typing import Callable, Optional
 
 from gitfs.lfs.content import LfsContent, lfs_of
 from gitfs.lfs.placeholders import fetch_objects, fill_placeholders, holds_text
 from gitfs.lfs.pointer import Pointer
 from gitfs.repo import beneath
-from gitfs.repo.compat import DeltaStatus
+from gitfs.repo.content_filter import FileEntry, FilterSource, ObjectId
 from gitfs.repo.filemodes import FILEMODE_BLOB, FILEMODE_EXEC
-from gitfs.repo.index_entry import add_with_stat
-from gitfs.repo.repository import Repository
 
 log = logging.getLogger(__name__)
 
 
-def prefetch(repo: Repository, old_tree: Optional[pygit2.Oid], new_tree: pygit2.Oid) -> None:
+def prefetch(repo: FilterSource, old_tree: Optional[ObjectId], new_tree: ObjectId) -> None:
     """Download the objects of the LFS files that differ from old_tree in new_tree."""
     lfs = lfs_of(repo)
     if lfs is None:
         return
-    git = repo.git
-    new = cast(pygit2.Tree, git[new_tree])
-    diff = cast(pygit2.Tree, git[old_tree]).diff_to_tree(new) if old_tree is not None else new.diff_to_tree(swap=True)
     wanted = []
-    for delta in diff.deltas:
-        entry = delta.new_file
-        if delta.status == DeltaStatus.DELETED or entry.mode not in (FILEMODE_BLOB, FILEMODE_EXEC):
+    for entry in repo.changed_files(old_tree, new_tree):
+        if entry.mode not in (FILEMODE_BLOB, FILEMODE_EXEC):
             continue
-        found = lfs.pointer(git, entry.id, repo.blob_size(entry.id), entry.path)
+        found = lfs.pointer(entry.oid, repo.blob_size(entry.oid), entry.path)
         if found is not None and not lfs.unsupported(found):
             wanted.append((entry.path, found))
     fetch_objects(lfs, wanted)
 
 
-def _index_pointers(repo: Repository, lfs: LfsContent,
-                    index: pygit2.Index) -> list[tuple[str, pygit2.Oid, int, Pointer]]:
-    """(path, blob, mode, pointer) of the index's LFS pointers that GitFS can read;
-    those it cannot are reported (their files keep the pointer's text: EIO in current/)."""
+def _index_pointers(repo: FilterSource, lfs: LfsContent) -> list[tuple[FileEntry, Pointer]]:
+    """(index entry, pointer) of the index's LFS pointers that GitFS can read; those it
+    cannot are reported (their files keep the pointer's text: EIO in current/)."""
     pointers = []
-    for entry in index:
+    for entry in repo.index_files():
         if entry.mode not in (FILEMODE_BLOB, FILEMODE_EXEC):
             continue
-        found = lfs.pointer(repo.git, entry.id, repo.blob_size(entry.id), entry.path)
+        found = lfs.pointer(entry.oid, repo.blob_size(entry.oid), entry.path)
         if found is None:
             continue
         why = lfs.unsupported(found)
         if why is not None:
             lfs.missing(entry.path, found, why)
         else:
-            pointers.append((entry.path, entry.id, entry.mode, found))
+            pointers.append((entry, found))
     return pointers
 
 
-def adopt(repo: Repository, lfs: LfsContent,
+def adopt(repo: FilterSource, lfs: LfsContent,
           frozen: Callable[[], contextlib.AbstractContextManager[object]]) -> list[str]:
     """Git LFS turned on while mounted (a first filter=lfs rule arrived): the working files
     that hold a pointer's text get their object's content. The objects are downloaded
     first (network, no freeze); LFS is on for readers and staging from the freeze that
     puts the content in, so that no reader ever sees such a file as a placeholder (EIO).
     The paths changed."""
-    git = repo.git
     root = os.open(repo.workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        for path, oid, _mode, found in _index_pointers(repo, lfs, repo.index()):
-            text = cast(pygit2.Blob, git[oid]).data
-            if holds_text(root, path, text):
-                lfs.left_as_pointer(path, found, text)
+        for entry, found in _index_pointers(repo, lfs):
+            text = repo.blob_bytes(entry.oid)
+            if holds_text(root, entry.path, text):
+                lfs.left_as_pointer(entry.path, found, text)
     finally:
         os.close(root)
     waiting = lfs.placeholders()
@@ -92,34 +82,31 @@ def adopt(repo: Repository, lfs: LfsContent,
     return fill_placeholders(repo, frozen, turning_on=lfs)
 
 
-def check_out_tip(repo: Repository) -> None:
+def check_out_tip(repo: FilterSource) -> None:
     """Put the objects' content where the working tree holds their pointers' text."""
     lfs = lfs_of(repo)
     if lfs is None:
         return
-    index = repo.index()
-    git = repo.git
-    pointers = _index_pointers(repo, lfs, index)
+    pointers = _index_pointers(repo, lfs)
     if not pointers:
         return
-    fetch_objects(lfs, [(path, found) for path, _oid, _mode, found in pointers])
+    fetch_objects(lfs, [(entry.path, found) for entry, found in pointers])
     root = os.open(repo.workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    written = 0
+    written: list[tuple[FileEntry, os.stat_result]] = []
     try:
-        for path, oid, mode, found in pointers:
-            text = cast(pygit2.Blob, git[oid]).data
-            if not holds_text(root, path, text):
+        for entry, found in pointers:
+            text = repo.blob_bytes(entry.oid)
+            if not holds_text(root, entry.path, text):
                 continue
             if lfs.store.has(found):
-                add_with_stat(index, path, oid, mode, _replace(root, path, lfs, found, mode))
-                written += 1
+                written.append((entry, _replace(root, entry.path, lfs, found, entry.mode)))
             else:
-                lfs.left_as_pointer(path, found, text)
+                lfs.left_as_pointer(entry.path, found, text)
     finally:
         os.close(root)
-    index.write()
     if written:
-        log.info("Git LFS: %d files of the working tree hold their content now", written)
+        repo.restage(written)
+        log.info("Git LFS: %d files of the working tree hold their content now", len(written))
 
 
 def _replace(root: int, path: str, lfs: LfsContent, found: Pointer, mode: int) -> os.stat_result:

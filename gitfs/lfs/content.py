@@ -17,9 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import BinaryIO, Callable, Optional, cast
-
-import pygit2
+from typing import BinaryIO, Callable, Optional
 
 from gitfs.lfs import attributes, pointer
 from gitfs.lfs.errors import LfsError, ObjectMissing, ObjectPending, UnsupportedPointer
@@ -27,8 +25,8 @@ from gitfs.lfs.pointer import Pointer
 from gitfs.lfs.staging import Cleaner
 from gitfs.lfs.store import ObjectStore
 from gitfs.lfs.transfer import Transfer
+from gitfs.repo.content_filter import FilterSource, ObjectId
 from gitfs.repo.filemodes import FILEMODE_BLOB, FILEMODE_EXEC
-from gitfs.repo.repository import Repository
 
 log = logging.getLogger(__name__)
 
@@ -64,19 +62,20 @@ class ObjectReader:
 class LfsContent:
     active = True  # a blob of a filter=lfs path may stand for an object (content_filter.ContentFilter)
 
-    def __init__(self, store: ObjectStore, transfer: Transfer, *,
+    def __init__(self, store: ObjectStore, transfer: Transfer, source: FilterSource, *,
                  on_missing: Optional[Callable[[str, str, str], None]] = None,
                  on_found: Optional[Callable[[str], None]] = None):
         self.store = store
         self.transfer = transfer
-        self.cleaner = Cleaner(store)  # the working tree's files to pointers (staging.py)
+        self.source = source  # the repository, as bytes, ids and paths
+        self.cleaner = Cleaner(store, source)  # the working tree's files to pointers (staging.py)
         self.on_missing = on_missing  # (path, oid, why): the status file's entry
         self.on_found = on_found  # (oid): a reported object is had after all; its entry goes
         # Working files left holding their pointer's text, path -> pointer (checkout.py):
         # the sync worker adds and removes them, the fetch worker reads them.
         self._placeholders: dict[str, tuple[Pointer, bytes]] = {}  # path -> (pointer, its text)
         self._placeholders_lock = threading.Lock()
-        self._pointers: dict[pygit2.Oid, Optional[Pointer]] = {}
+        self._pointers: dict[ObjectId, Optional[Pointer]] = {}
         self._unsupported: dict[str, str] = {}  # oid -> why, for pointers with extensions
         self._reported: set[str] = set()  # oids whose absence was logged
         self._report_lock = threading.Lock()
@@ -84,42 +83,38 @@ class LfsContent:
         self._downloads_lock = threading.Lock()
         self.download_wait = DOWNLOAD_WAIT
 
-    def pointer(self, git: pygit2.Repository, oid: pygit2.Oid, size: int, path: str,
-                commit: Optional[pygit2.Oid] = None) -> Optional[Pointer]:
+    def pointer(self, oid: ObjectId, size: int, path: str, commit: Optional[ObjectId] = None) -> Optional[Pointer]:
         """The pointer a blob of `size` bytes at `path` holds, if the path is LFS; else None."""
         if not pointer.could_be_pointer(size):
             return None
         if oid in self._pointers:
             found = self._pointers[oid]
         else:
-            found = self._parse(git, oid)
-        if found is None or not attributes.is_lfs_path(git, path, commit):
+            found = self._parse(oid)
+        if found is None or not attributes.is_lfs_path(self.source, path, commit):
             return None
         return found
 
-    def _parse(self, git: pygit2.Repository, oid: pygit2.Oid) -> Optional[Pointer]:
-        blob = git[oid]
+    def _parse(self, oid: ObjectId) -> Optional[Pointer]:
         found: Optional[Pointer] = None
-        if isinstance(blob, pygit2.Blob):
-            try:
-                found = pointer.parse(blob.data)
-            except UnsupportedPointer as error:
-                found = error.pointer if isinstance(error.pointer, Pointer) else None
-                if found is not None:
-                    self._unsupported[found.oid] = str(error)
+        try:
+            found = pointer.parse(self.source.blob_bytes(oid))
+        except UnsupportedPointer as error:
+            found = error.pointer if isinstance(error.pointer, Pointer) else None
+            if found is not None:
+                self._unsupported[found.oid] = str(error)
         if len(self._pointers) >= POINTERS:
             self._pointers.clear()  # atomic; cheaper than an LRU's bookkeeping on every hit
         self._pointers[oid] = found
         return found
 
-    def checkout_source(self, git: pygit2.Repository, blob_size: int, path: str, oid: pygit2.Oid,
-                        mode: int) -> Optional[BinaryIO]:
+    def checkout_source(self, blob_size: int, path: str, oid: ObjectId, mode: int) -> Optional[BinaryIO]:
         """The content to write at path for the blob oid, if it is an LFS pointer whose
         object is in the store; None otherwise (the blob's own bytes are written: for a
         pointer whose object is not had, the file is remembered as a placeholder)."""
         if mode not in (FILEMODE_BLOB, FILEMODE_EXEC):
             return None
-        found = self.pointer(git, oid, blob_size, path)
+        found = self.pointer(oid, blob_size, path)
         if found is None or self.unsupported(found):
             return None
         try:
@@ -127,7 +122,7 @@ class LfsContent:
                 return self.store.open(found)
         except LfsError:
             pass
-        self.left_as_pointer(path, found, cast(pygit2.Blob, git[oid]).data)
+        self.left_as_pointer(path, found, self.source.blob_bytes(oid))
         return None
 
     def unsupported(self, found: Pointer) -> Optional[str]:
@@ -136,7 +131,8 @@ class LfsContent:
 
     def open(self, found: Pointer, path: str) -> ObjectReader:
         """The object's bytes for reading, downloaded first if the store lacks it.
-        LfsError (reported once) if it cannot be had."""
+        ObjectMissing or ObjectPending (ContentUnavailable: EIO for readers; a missing
+        one is reported once) if it cannot be had."""
         why = self._unsupported.get(found.oid)
         if why is None and not self.store.has(found):
             why = self._download_for_open(found, path)
@@ -215,7 +211,7 @@ class LfsContent:
             self.on_missing(path, found.oid, why)
 
 
-def lfs_of(repo: Repository) -> Optional[LfsContent]:
+def lfs_of(repo: FilterSource) -> Optional[LfsContent]:
     """The repository's content filter where it is Git LFS's (None: plain git)."""
     content = repo.content_filter
     return content if isinstance(content, LfsContent) else None

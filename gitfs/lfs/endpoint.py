@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from typing import Optional
 from urllib.parse import urlsplit, urlunsplit
 
-import pygit2
-
 from gitfs.lfs.store import is_local
-from gitfs.repo.repository import REMOTE_NAME
+from gitfs.repo.content_filter import FilterSource
+from gitfs.repo.refnames import REMOTE_NAME
 
 LFSCONFIG = ".lfsconfig"
 _KEYS = ("lfs.url", f"remote.{REMOTE_NAME}.lfsurl")
@@ -35,31 +34,20 @@ class Endpoint:
     source: str  # where it was found, for the log: "option lfs_url", ".lfsconfig", ...
 
 
-def find(git: pygit2.Repository, workdir: str, remote_url: str, option: str = "") -> Endpoint:
+def find(source: FilterSource, remote_url: str, option: str = "") -> Endpoint:
     if option:
         return Endpoint(option, FROM_OPTION)
     for key in _KEYS:
-        value = _config_value(git.config, key)
+        value = source.config_value(key)
         if value:
             return Endpoint(value, f"git config {key}")
-    path = os.path.join(workdir, LFSCONFIG)
+    path = os.path.join(source.workdir, LFSCONFIG)
     if os.path.isfile(path) and not os.path.islink(path):
-        try:
-            committed = pygit2.Config(path)
-        except pygit2.GitError:
-            committed = None
-        for key in _KEYS if committed is not None else ():
-            value = _config_value(committed, key)
+        for key in _KEYS:
+            value = source.config_value(key, file=path)
             if value and (not is_local(value) or is_local(remote_url)):
                 return Endpoint(value, f"{LFSCONFIG} {key}")
     return Endpoint(remote_url, FROM_REMOTE)
-
-
-def _config_value(config, key: str) -> str:
-    try:
-        return str(config[key])
-    except (KeyError, pygit2.GitError, ValueError):
-        return ""
 
 
 def server_url(where: Endpoint) -> Optional[str]:

@@ -1,6 +1,6 @@
 """Typed errors of the LFS layer; each message is one line that names the object."""
 
-from gitfs.repo.errors import GitCoreError
+from gitfs.repo.errors import ContentUnavailable, GitCoreError
 
 
 class LfsError(GitCoreError):
@@ -16,7 +16,7 @@ class UnsupportedPointer(LfsError):
         self.pointer = pointer
 
 
-class ObjectMissing(LfsError):
+class ObjectMissing(LfsError, ContentUnavailable):
     """The object a pointer names is not in the store (or not where it was looked for)."""
 
 
@@ -24,5 +24,5 @@ class ObjectCorrupt(LfsError):
     """Bytes offered for an object do not have its size or its sha256."""
 
 
-class ObjectPending(LfsError):
+class ObjectPending(LfsError, ContentUnavailable):
     """The object is still being downloaded; it may be there at the next try."""

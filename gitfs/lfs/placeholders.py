@@ -19,18 +19,15 @@ import os
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Callable, Optional, cast
-
-import pygit2
+from typing import Callable, Optional
 
 from gitfs.lfs import attributes, pointer
 from gitfs.lfs.content import LfsContent, lfs_of
 from gitfs.lfs.errors import LfsError, UnsupportedPointer
 from gitfs.lfs.pointer import Pointer
 from gitfs.repo import beneath
+from gitfs.repo.content_filter import FileEntry, FilterSource
 from gitfs.repo.filemodes import FILEMODE_EXEC
-from gitfs.repo.index_entry import add_with_stat
-from gitfs.repo.repository import Repository
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +48,7 @@ def fetch_objects(lfs: LfsContent, wanted: Iterable[tuple[str, Pointer]]) -> Non
             lfs.arrived(found)
 
 
-def download_placeholders(repo: Repository) -> bool:
+def download_placeholders(repo: FilterSource) -> bool:
     """Try again the objects of the working files left holding their pointer's text;
     whether any of them is here now, for fill_placeholders (network: never in the freeze)."""
     lfs = lfs_of(repo)
@@ -84,7 +81,7 @@ def shown_size(lfs: Optional[LfsContent], root_fd: int, relative: str, size: int
     return known[0].size if held == known[1] else None
 
 
-def placeholders_waiting(repo: Repository) -> int:
+def placeholders_waiting(repo: FilterSource) -> int:
     """How many working files hold their pointer's text for an object not here yet."""
     lfs = lfs_of(repo)
     return 0 if lfs is None else sum(not lfs.store.has(found) for found in lfs.placeholders().values())
@@ -92,13 +89,11 @@ def placeholders_waiting(repo: Repository) -> int:
 
 @dataclass(frozen=True)
 class _Filling:
-    path: str
-    blob: pygit2.Oid  # the pointer's blob: the index's entry for path
-    mode: int
+    entry: FileEntry  # the index's entry for the path: the pointer's blob
     content: str  # the object's bytes in a file of the store's tmp/, renamed over the working file
 
 
-def fill_placeholders(repo: Repository, frozen: Callable[[], contextlib.AbstractContextManager[object]], *,
+def fill_placeholders(repo: FilterSource, frozen: Callable[[], contextlib.AbstractContextManager[object]], *,
                       turning_on: Optional[LfsContent] = None) -> list[str]:
     """Put the content in where a working file holds the pointer's text of an object that
     is here now; the paths changed. Copies are made first; only the renames run in
@@ -119,28 +114,28 @@ def fill_placeholders(repo: Repository, frozen: Callable[[], contextlib.Abstract
         with frozen():
             if turning_on is not None:
                 repo.content_filter = turning_on
-            index = repo.index()
-            git = repo.git
+            staged = {entry.path: entry for entry in repo.index_files([filling.entry.path for filling in fillings])}
+            restaged: list[tuple[FileEntry, os.stat_result]] = []
             root = os.open(repo.workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
             try:
                 for filling in fillings:
-                    lfs.placeholder_done(filling.path)
-                    entry = index[filling.path] if filling.path in index else None
-                    if entry is None or entry.id != filling.blob or entry.mode != filling.mode \
-                            or not holds_text(root, filling.path, cast(pygit2.Blob, git[filling.blob]).data):
+                    path = filling.entry.path
+                    lfs.placeholder_done(path)
+                    if staged.get(path) != filling.entry \
+                            or not holds_text(root, path, repo.blob_bytes(filling.entry.oid)):
                         continue  # changed meanwhile: what is there now is the user's
                     try:
-                        with beneath.parent(root, filling.path) as (folder, name):
+                        with beneath.parent(root, path) as (folder, name):
                             os.replace(filling.content, name, dst_dir_fd=folder)
-                            st = os.lstat(name, dir_fd=folder)
+                            restaged.append((filling.entry, os.lstat(name, dir_fd=folder)))
                     except OSError as error:  # its folder replaced by a link meanwhile...: left as it is
-                        log.warning("Git LFS: cannot put the content of %s in: %s", filling.path, error)
+                        log.warning("Git LFS: cannot put the content of %s in: %s", path, error)
                         continue
-                    add_with_stat(index, filling.path, filling.blob, filling.mode, st)
-                    filled.append(filling.path)
+                    filled.append(path)
             finally:
                 os.close(root)
-            index.write()
+            if restaged:
+                repo.restage(restaged)
     finally:
         for filling in fillings:
             with contextlib.suppress(FileNotFoundError):
@@ -150,18 +145,18 @@ def fill_placeholders(repo: Repository, frozen: Callable[[], contextlib.Abstract
     return filled
 
 
-def _copies(repo: Repository, lfs: LfsContent) -> list[_Filling]:
+def _copies(repo: FilterSource, lfs: LfsContent) -> list[_Filling]:
     """The object's bytes, ready to be renamed in, for each placeholder whose object is here."""
     placeholders = lfs.placeholders()
     if not placeholders:
         return []  # the common case, every cycle: no index read
-    index = repo.index()
+    staged = {entry.path: entry for entry in repo.index_files(list(placeholders))}
     fillings = []
     for path, found in placeholders.items():
         if not lfs.store.has(found):
             continue
-        entry = index[path] if path in index else None
-        if entry is None or lfs.pointer(repo.git, entry.id, repo.blob_size(entry.id), path) != found:
+        entry = staged.get(path)
+        if entry is None or lfs.pointer(entry.oid, repo.blob_size(entry.oid), path) != found:
             lfs.placeholder_done(path)  # no longer that pointer's file
             continue
         try:
@@ -170,17 +165,17 @@ def _copies(repo: Repository, lfs: LfsContent) -> list[_Filling]:
             log.warning("Git LFS: cannot copy the object of %s (%s): %s", path, found.oid, error)
             lfs.placeholder_done(path)
             continue
-        fillings.append(_Filling(path, entry.id, entry.mode, content))
+        fillings.append(_Filling(entry, content))
     return fillings
 
 
-def holds_pointer(git: pygit2.Repository, relative: str, fd: int) -> bool:
+def holds_pointer(source: FilterSource, relative: str, fd: int) -> bool:
     """Whether the open working file at relative, a filter=lfs path, holds a pointer's text
     (its object could not be had when it was checked out)."""
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode) or not pointer.could_be_pointer(st.st_size):
         return False
-    if not attributes.is_lfs_path(git, relative):
+    if not attributes.is_lfs_path(source, relative):
         return False
     data = os.pread(fd, pointer.MAX_BYTES + 1, 0)
     try:

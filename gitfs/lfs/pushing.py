@@ -10,45 +10,34 @@ retried with the next cycle.
 
 from __future__ import annotations
 
-from typing import Optional, cast
-
-import pygit2
-
 from gitfs.lfs.content import lfs_of
 from gitfs.lfs.pointer import Pointer
-from gitfs.repo.compat import DeltaStatus
+from gitfs.repo.content_filter import FilterSource
 from gitfs.repo.errors import RemoteError
 from gitfs.repo.filemodes import FILEMODE_BLOB, FILEMODE_EXEC
-from gitfs.repo.repository import Repository
 
 
 class UploadFailed(RemoteError):
     """An LFS object could not be put on the remote: the push waits for it."""
 
 
-def pointers_to_push(repo: Repository) -> dict[str, tuple[str, Pointer]]:
+def pointers_to_push(repo: FilterSource) -> dict[str, tuple[str, Pointer]]:
     """{oid: (a path, pointer)} of the LFS objects the local commits ahead of the remote name."""
-    local = repo.branch_tip()
     lfs = lfs_of(repo)
-    if local is None or lfs is None:
+    if lfs is None:
         return {}
-    git = repo.git
     found: dict[str, tuple[str, Pointer]] = {}
-    for oid, _when in repo.walk_commits(local, hide=repo.remote_tip()):
-        commit = cast(pygit2.Commit, git[oid])
-        parent: Optional[pygit2.Tree] = commit.parents[0].tree if commit.parents else None
-        diff = parent.diff_to_tree(commit.tree) if parent is not None else commit.tree.diff_to_tree(swap=True)
-        for delta in diff.deltas:
-            entry = delta.new_file
-            if delta.status == DeltaStatus.DELETED or entry.mode not in (FILEMODE_BLOB, FILEMODE_EXEC):
+    for commit, changed in repo.commits_to_push():
+        for entry in changed:
+            if entry.mode not in (FILEMODE_BLOB, FILEMODE_EXEC):
                 continue
-            pointer = lfs.pointer(git, entry.id, repo.blob_size(entry.id), entry.path, oid)
+            pointer = lfs.pointer(entry.oid, repo.blob_size(entry.oid), entry.path, commit)
             if pointer is not None:
                 found.setdefault(pointer.oid, (entry.path, pointer))
     return found
 
 
-def upload_before_push(repo: Repository) -> int:
+def upload_before_push(repo: FilterSource) -> int:
     """Upload the objects the push will name; the number sent. UploadFailed if one failed."""
     lfs = lfs_of(repo)
     if lfs is None:

@@ -22,18 +22,19 @@ from gitfs.lfs.http import HttpTransfer, ssl_context
 from gitfs.lfs.ssh import SshAuthenticator
 from gitfs.lfs.store import ObjectStore, standalone_store
 from gitfs.lfs.transfer import CountingTransfer, StandaloneTransfer, Transfer
+from gitfs.repo.content_filter import FilterSource
 from gitfs.repo.credentials import Credentials, transport_of, url_credentials
 from gitfs.repo.filemodes import GIT_DIR
-from gitfs.repo.repository import Repository, branch_ref
+from gitfs.repo.refnames import branch_ref
 
 log = logging.getLogger(__name__)
 
 
-def _content(repo: Repository, remote_url: str, *, credentials: Optional[Credentials], url_option: str,
+def _content(repo: FilterSource, remote_url: str, *, credentials: Optional[Credentials], url_option: str,
              on_missing: Optional[Callable[[str, str, str], None]], on_found: Optional[Callable[[str], None]],
              on_transfer: Optional[Callable[[str, int, int], None]]) -> LfsContent:
     """The mount's LFS content: the clone's store, and the transfer to the remote's."""
-    where = endpoint.find(repo.git, repo.workdir, remote_url, url_option)
+    where = endpoint.find(repo, remote_url, url_option)
     local = ObjectStore.of_clone(os.path.join(repo.path, GIT_DIR))
     remote = standalone_store(where.url)
     transfer: Transfer
@@ -44,7 +45,7 @@ def _content(repo: Repository, remote_url: str, *, credentials: Optional[Credent
         transfer = _http_transfer(repo, local, where, remote_url, credentials or Credentials())
     if on_transfer is not None:
         transfer = CountingTransfer(transfer, on_transfer)
-    return LfsContent(local, transfer, on_missing=on_missing, on_found=on_found)
+    return LfsContent(local, transfer, repo, on_missing=on_missing, on_found=on_found)
 
 
 class LfsRules:
@@ -55,15 +56,14 @@ class LfsRules:
     then on. Never turned off while mounted: pointers committed under a rule removed
     since still read as their content. Sync worker only, after `start`."""
 
-    def __init__(self, repo: Repository, make: Callable[[], LfsContent], *, enabled: bool):
+    def __init__(self, repo: FilterSource, make: Callable[[], LfsContent], *, enabled: bool):
         self.repo = repo
         self._make = make  # the LfsContent, with the mount's options and callbacks
         self._enabled = enabled
 
     def start(self) -> None:
         """At mount: LFS on if the branch tip's rules ask for it."""
-        tip = self.repo.branch_tip()
-        if self._enabled and tip is not None and attributes.tree_uses_lfs(self.repo.git, self.repo.root_tree(tip)):
+        if self._enabled and attributes.tip_uses_lfs(self.repo):
             self.repo.content_filter = self._make()
 
     def adopted(self, changed: Iterable[str]) -> Optional[LfsContent]:
@@ -79,7 +79,7 @@ class LfsRules:
         return self._make()
 
 
-def rules_for(repo: Repository, remote_url: str, *, credentials: Optional[Credentials] = None, enabled: bool = True,
+def rules_for(repo: FilterSource, remote_url: str, *, credentials: Optional[Credentials] = None, enabled: bool = True,
               url_option: str = "", on_missing: Optional[Callable[[str, str, str], None]] = None,
               on_found: Optional[Callable[[str], None]] = None,
               on_transfer: Optional[Callable[[str, int, int], None]] = None) -> LfsRules:
@@ -89,14 +89,14 @@ def rules_for(repo: Repository, remote_url: str, *, credentials: Optional[Creden
                     enabled=enabled)
 
 
-def content_for(repo: Repository, remote_url: str, **options) -> Optional[LfsContent]:
+def content_for(repo: FilterSource, remote_url: str, **options) -> Optional[LfsContent]:
     """The LfsContent of a repository whose branch has a filter=lfs rule, else None."""
     rules = rules_for(repo, remote_url, **options)
     rules.start()
     return lfs_of(repo)
 
 
-def _http_transfer(repo: Repository, local: ObjectStore, where: endpoint.Endpoint, remote_url: str,
+def _http_transfer(repo: FilterSource, local: ObjectStore, where: endpoint.Endpoint, remote_url: str,
                    credentials: Credentials) -> Transfer:
     server = endpoint.server_url(where)
     if server is None:  # is_local said otherwise: cannot happen, but never guess a server

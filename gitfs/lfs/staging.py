@@ -1,8 +1,8 @@
-"""The working file's bytes in, a pointer blob out: staging an LFS file.
+"""The working file's bytes in, a pointer's text out: cleaning an LFS file for staging.
 
 A regular, non-empty file at a filter=lfs path is copied into the clone's object store
-(hashed as it is copied) and staged as the canonical pointer, with the working file's
-stat data (repo/index_entry.py), its exec bit kept. An empty file stays an empty blob; a
+(hashed as it is copied) and cleaned to the canonical pointer, which the core stages
+with the working file's stat data, its exec bit kept. An empty file stays an empty blob; a
 file that already holds a pointer (an object that could not be had) is staged as that
 pointer, never as a change. Links are staged as links.
 
@@ -18,14 +18,11 @@ import stat
 from collections.abc import Iterable
 from typing import BinaryIO, Optional
 
-import pygit2
-
 from gitfs.lfs import attributes, pointer
 from gitfs.lfs.errors import UnsupportedPointer
 from gitfs.lfs.pointer import Pointer
 from gitfs.lfs.store import ObjectStore
-from gitfs.repo.filemodes import FILEMODE_BLOB, FILEMODE_EXEC
-from gitfs.repo.index_entry import add_with_stat
+from gitfs.repo.content_filter import FilterSource
 
 Signature = tuple[int, int, int, int, int]
 
@@ -37,43 +34,31 @@ def signature(st: os.stat_result) -> Signature:
 class Cleaner:
     """Working files to pointers, remembering the last pointer of each path (sync worker only)."""
 
-    def __init__(self, store: ObjectStore):
+    def __init__(self, store: ObjectStore, source: FilterSource):
         self.store = store
+        self.source = source  # which paths are LFS (their attributes), and the working tree
         self._cleaned: dict[str, tuple[Signature, bytes, Optional[Pointer]]] = {}  # path -> the blob to stage
 
-    def prepare(self, git: pygit2.Repository, workdir: str, paths: Iterable[str]) -> None:
+    def prepare(self, paths: Iterable[str]) -> None:
         """Clean the LFS files among paths now, so that staging them later finds them done.
         Files that vanish or change meanwhile are simply cleaned again when staged."""
-        root = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        root = os.open(self.source.workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             for relative in paths:
                 try:
-                    st = os.lstat(relative, dir_fd=root)
-                    if _lfs_content(git, relative, st):
-                        self.blob_text(root, relative, st)
-                except (FileNotFoundError, NotADirectoryError, pygit2.GitError):
+                    self.clean(root, relative)
+                except (FileNotFoundError, NotADirectoryError):
                     continue
         finally:
             os.close(root)
 
-    def stage(self, git: pygit2.Repository, index: pygit2.Index, root: int, relative: str) -> bool:
-        """Stage relative (under the root descriptor) as a pointer if it is an LFS file;
-        False if it is not one (the caller stages it as usual)."""
+    def clean(self, root: int, relative: str) -> Optional[tuple[bytes, os.stat_result]]:
+        """The pointer's text to stage for relative (under the root descriptor) and the
+        file's lstat, if it is an LFS file; None if it is not one (staged as it is)."""
         st = os.lstat(relative, dir_fd=root)
-        if not _lfs_content(git, relative, st):
-            return False
-        blob = git.create_blob(self.blob_text(root, relative, st))
-        add_with_stat(index, relative, blob, FILEMODE_EXEC if st.st_mode & 0o100 else FILEMODE_BLOB, st)
-        return True
-
-    def cleans_to(self, git: pygit2.Repository, root: int, relative: str, blob: pygit2.Oid) -> bool:
-        """Whether staging relative would stage blob: an LFS file that holds the content
-        of that pointer (git's status, which compares bytes, calls it modified)."""
-        try:
-            st = os.lstat(relative, dir_fd=root)
-        except (FileNotFoundError, NotADirectoryError):
-            return False
-        return _lfs_content(git, relative, st) and pygit2.hash(self.blob_text(root, relative, st)) == blob
+        if not _lfs_content(self.source, relative, st):
+            return None
+        return self.blob_text(root, relative, st), st
 
     def blob_text(self, root: int, relative: str, st: os.stat_result) -> bytes:
         """The pointer text to stage for the file, its content copied into the store first.
@@ -96,8 +81,8 @@ class Cleaner:
         self._cleaned.pop(relative, None)
 
 
-def _lfs_content(git: pygit2.Repository, relative: str, st: os.stat_result) -> bool:
-    return stat.S_ISREG(st.st_mode) and st.st_size > 0 and attributes.is_lfs_path(git, relative)
+def _lfs_content(source: FilterSource, relative: str, st: os.stat_result) -> bool:
+    return stat.S_ISREG(st.st_mode) and st.st_size > 0 and attributes.is_lfs_path(source, relative)
 
 
 def _pointer_text(handle: BinaryIO, size: int) -> Optional[bytes]:

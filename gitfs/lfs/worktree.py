@@ -7,20 +7,20 @@ from typing import Optional
 
 from gitfs.lfs import attributes, placeholders
 from gitfs.lfs.content import lfs_of
-from gitfs.repo.repository import Repository
+from gitfs.repo.content_filter import FilterSource
 
 
 class LfsWorktree:
-    def __init__(self, repo: Repository):
+    def __init__(self, repo: FilterSource):
         self.repo = repo
 
     def takes(self, relative: str) -> bool:
         """A filter=lfs path, with Git LFS on: its content goes to the LFS store."""
-        return lfs_of(self.repo) is not None and attributes.is_lfs_path(self.repo.git, relative)
+        return lfs_of(self.repo) is not None and attributes.is_lfs_path(self.repo, relative)
 
     def placeholder(self, relative: str, fd: int) -> bool:
         """The open file holds an LFS pointer's text (its object could not be had)."""
-        return lfs_of(self.repo) is not None and placeholders.holds_pointer(self.repo.git, relative, fd)
+        return lfs_of(self.repo) is not None and placeholders.holds_pointer(self.repo, relative, fd)
 
     def shown_size(self, root_fd: int, relative: str, size: int) -> Optional[int]:
         return placeholders.shown_size(lfs_of(self.repo), root_fd, relative, size)

@@ -29,20 +29,12 @@ from gitfs.repo.content_filter import PLAIN_GIT, ContentFilter
 from gitfs.repo.filemodes import GIT_DIR
 from gitfs.repo.libgit2 import release_free_memory
 from gitfs.repo.parsed_trees import ParsedTrees, TreeSizes
+from gitfs.repo.refnames import branch_ref, remote_ref
 from gitfs.repo.skipped import SkippedPaths
 
 log = logging.getLogger(__name__)
 
 MAX_HANDLES = 64
-REMOTE_NAME = "origin"
-
-
-def branch_ref(branch: str) -> str:
-    return f"refs/heads/{branch}"
-
-
-def remote_ref(branch: str) -> str:
-    return f"refs/remotes/{REMOTE_NAME}/{branch}"
 
 
 class CloneBase:

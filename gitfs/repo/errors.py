@@ -22,6 +22,11 @@ class NotADirectory(GitCoreError):
     pass
 
 
+class ContentUnavailable(GitCoreError):
+    """What a file of a commit stands for cannot be had now (a content filter's object that
+    is missing, still downloading or damaged): the filter has reported why; readers get EIO."""
+
+
 class RemoteError(GitCoreError):
     """Fetch, push or clone failed; the message says why in words."""
 

@@ -96,7 +96,7 @@ class TreeReading(CloneBase):
                     ) -> Optional[StoredContent]:
         """The LFS object a blob of `size` bytes at `path` (of `commit`) stands for; None if
         it is plain content (or LFS is off)."""
-        return self.content_filter.pointer(self.git, oid, size, path, commit)
+        return self.content_filter.pointer(oid, size, path, commit)
 
     def blob_size(self, oid: pygit2.Oid) -> int:
         size = self._sizes.get(oid)
@@ -163,7 +163,8 @@ class TreeReading(CloneBase):
 
     def open_content(self, oid: pygit2.Oid, pointer: Optional[StoredContent], path: str) -> BlobReader | ContentReader:
         """A reader of what a file of a commit holds (read(size, offset), close()): the LFS
-        object its pointer names (`pointer`, from blob_item; LfsError if it cannot be had),
+        object its pointer names (`pointer`, from blob_item; ContentUnavailable if it cannot
+        be had),
         else its blob. The one way views read a file's bytes."""
         if pointer is None:
             return self.blob_reader(oid)
@@ -174,7 +175,7 @@ class TreeReading(CloneBase):
         them (Git LFS: the object's content); None: the blob's own."""
         if not self.content_filter.active or mode not in BLOB_MODES:  # a submodule's commit is no blob
             return None
-        return self.content_filter.checkout_source(self.git, self.blob_size(oid), path, oid, mode)
+        return self.content_filter.checkout_source(self.blob_size(oid), path, oid, mode)
 
     def blob_bytes(self, oid: pygit2.Oid) -> bytes:
         return bytes(self.blob_buffer(oid))

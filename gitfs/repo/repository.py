@@ -1,11 +1,11 @@
 """Repository: one clone with a working tree, read and written through pygit2 (threading:
 base.py). Put together from one part per concern: base.py (state, per-thread handles,
 the index), refs.py (the branch and the remote's tip), reading.py (trees and blobs as
-readers see them), writing.py (staging and commits)."""
+readers see them), writing.py (staging and commits), filter_source.py (what a content
+filter reads of the clone)."""
 
 from __future__ import annotations
 
-from gitfs.repo.base import REMOTE_NAME, branch_ref, remote_ref
 from gitfs.repo.filemodes import (
     BLOB_MODES,
     FILEMODE_BLOB,
@@ -16,12 +16,14 @@ from gitfs.repo.filemodes import (
     GIT_DIR,
     KEEP_FILE,
 )
-from gitfs.repo.reading import TreeItem, TreeReading
+from gitfs.repo.filter_source import FilterSourcing
+from gitfs.repo.reading import TreeItem
+from gitfs.repo.refnames import REMOTE_NAME, branch_ref, remote_ref
 from gitfs.repo.writing import IndexWriting
 
 __all__ = ["BLOB_MODES", "FILEMODE_BLOB", "FILEMODE_COMMIT", "FILEMODE_EXEC", "FILEMODE_LINK", "FILEMODE_TREE",
            "GIT_DIR", "KEEP_FILE", "REMOTE_NAME", "Repository", "TreeItem", "branch_ref", "remote_ref"]
 
 
-class Repository(IndexWriting, TreeReading):
+class Repository(IndexWriting, FilterSourcing):
     """A clone with its working tree, on one branch (`branch`) of the remote `origin`."""

@@ -27,6 +27,7 @@ import pygit2
 from gitfs.repo import beneath, compat
 from gitfs.repo.content_filter import PLAIN_GIT, Cleaner
 from gitfs.repo.filemodes import FILEMODE_BLOB, FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, GIT_DIR
+from gitfs.repo.index_entry import add_with_stat
 
 PATH_MAX = 4096  # bytes, with the terminating NUL
 
@@ -141,8 +142,12 @@ class _Stager:
     def add(self, relative: str, *, tracked: bool) -> None:
         if not tracked and self._ignored(relative):
             return
-        if self.cleaner.stage(self.git, self.index, self.root, relative):
-            return  # Git LFS: staged as a pointer, its content in the object store
+        cleaned = self.cleaner.clean(self.root, relative)
+        if cleaned is not None:  # Git LFS: staged as a pointer, its content in the object store
+            text, st = cleaned
+            mode = FILEMODE_EXEC if st.st_mode & 0o100 else FILEMODE_BLOB
+            add_with_stat(self.index, relative, self.git.create_blob(text), mode, st)
+            return
         if self.workdir_bytes + 1 + len(os.fsencode(relative)) < PATH_MAX:
             self.index.add(relative)
         else:

@@ -12,6 +12,7 @@ import pygit2
 
 from gitfs.repo import staging
 from gitfs.repo.compat import DeltaStatus, FileStatus
+from gitfs.repo.content_filter import Cleaner
 from gitfs.repo.errors import local_write
 from gitfs.repo.reading import files_named
 from gitfs.repo.refs import BranchRefs, branch_ref
@@ -89,7 +90,7 @@ class IndexWriting(BranchRefs):
     @local_write()
     def prepare_staging(self, paths: Iterable[str]) -> None:
         """Work staging can do before writes are frozen: LFS files hashed into the store."""
-        self.content_filter.cleaner.prepare(self.git, self.workdir, paths)
+        self.content_filter.cleaner.prepare(paths)
 
     @local_write()
     def commit_index(self, message: str, signature: pygit2.Signature) -> Optional[pygit2.Oid]:
@@ -122,10 +123,20 @@ class IndexWriting(BranchRefs):
         root = os.open(self.workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             paths += [path for path in content_only
-                      if path not in index or not cleaner.cleans_to(git, root, path, index[path].id)]
+                      if path not in index or not _cleans_to(cleaner, root, path, index[path].id)]
         finally:
             os.close(root)
         return sorted(paths)
+
+
+def _cleans_to(cleaner: Cleaner, root: int, relative: str, blob: pygit2.Oid) -> bool:
+    """Whether staging relative would stage blob: a file the content filter takes that
+    holds what that blob stands for (git's status, which compares bytes, calls it modified)."""
+    try:
+        cleaned = cleaner.clean(root, relative)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    return cleaned is not None and pygit2.hash(cleaned[0]) == blob
 
 
 @contextlib.contextmanager

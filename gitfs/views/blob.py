@@ -18,9 +18,9 @@ import pygit2
 from mfusepy import FuseOSError
 
 from gitfs.handles import HandleTable, OpenFile
-from gitfs.lfs.errors import LfsError
 from gitfs.repo.blobstream import CorruptObject
 from gitfs.repo.content_filter import StoredContent
+from gitfs.repo.errors import ContentUnavailable
 from gitfs.repo.repository import FILEMODE_EXEC, FILEMODE_LINK, Repository
 from gitfs.views.base import NS, Owner, ReadOnlyView, directory_stat
 
@@ -79,12 +79,12 @@ class BlobView(ReadOnlyView):
     handles: HandleTable
 
     def _open_blob(self, path: str, oid: pygit2.Oid, pointer: Optional[StoredContent] = None) -> int:
-        """A handle on the blob's bytes, or on the LFS object its pointer names (EIO if that
-        cannot be had: the pointer's text is never shown)."""
+        """A handle on the blob's bytes, or on the content its pointer stands for (an LFS
+        object; EIO if that cannot be had: the pointer's text is never shown)."""
         try:
             reader = self.repo.open_content(oid, pointer, path)
-        except LfsError:
-            raise FuseOSError(errno.EIO) from None  # LfsContent logged it once, with the reason
+        except ContentUnavailable:
+            raise FuseOSError(errno.EIO) from None  # the content filter reported it once, with the reason
         return self.handles.add(OpenFile(path=path, data=reader))
 
     def _link_text(self, oid: pygit2.Oid) -> str:

@@ -12,7 +12,6 @@ import os
 import stat
 import threading
 
-import pygit2
 import pytest
 
 from gitfs.lfs import attributes, endpoint, pointer
@@ -21,6 +20,8 @@ from gitfs.lfs.errors import ObjectCorrupt, ObjectMissing, ObjectPending, Unsupp
 from gitfs.lfs.pointer import Pointer
 from gitfs.lfs.store import ObjectStore, standalone_store
 from gitfs.lfs.transfer import StandaloneTransfer
+from gitfs.repo.filter_source import COMMIT_ATTRIBUTES
+from gitfs.repo.repository import Repository
 from helpers import LFS_BIG, LfsRemote, clone_of, git, git_lfs, lfs_clone, require_git_lfs
 
 OID = "4" * 64
@@ -176,22 +177,22 @@ def test_objects_copied_to_a_path_remote_reach_git_lfs_clones(lfs_remote, tmp_pa
 
 def test_lfs_paths_from_attributes(lfs_remote, tmp_path):
     work = lfs_remote.work
-    repo = pygit2.Repository(str(work))
+    repo = Repository(str(work), "main")
     assert attributes.is_lfs_path(repo, "big.bin")
     assert attributes.is_lfs_path(repo, "deep/er/new.bin")
     assert not attributes.is_lfs_path(repo, "notes.txt")
-    assert attributes.tree_uses_lfs(repo, repo.head.peel(pygit2.Commit).tree_id)
-    first = repo.revparse_single("HEAD").id
+    assert attributes.tip_uses_lfs(repo)
+    first = repo.branch_tip()
 
     # A later commit stops tracking *.bin: the working tree's rules say no; where pygit2 reads
     # a commit's attributes, the earlier commit's rules still say yes for its files.
     (work / ".gitattributes").write_text("*.txt text\n")
     git("add", ".gitattributes", cwd=work)
     git("commit", "-q", "-m", "untrack", cwd=work)
-    repo = pygit2.Repository(str(work))
+    repo = Repository(str(work), "main")
     assert not attributes.is_lfs_path(repo, "big.bin")
-    assert not attributes.tree_uses_lfs(repo, repo.head.peel(pygit2.Commit).tree_id)
-    assert attributes.is_lfs_path(repo, "big.bin", commit=first) == attributes._COMMIT_ATTRIBUTES
+    assert not attributes.tip_uses_lfs(repo)
+    assert attributes.is_lfs_path(repo, "big.bin", commit=first) == COMMIT_ATTRIBUTES
 
 
 @pytest.mark.parametrize("text,uses", [
@@ -218,19 +219,19 @@ def test_endpoint_order_and_lfsconfig_limits(tmp_path):
     naming a folder of this machine counts only for a remote that is itself a path."""
     work = tmp_path / "work"
     git("init", "-q", str(work))
-    repo = pygit2.Repository(str(work))
+    repo = Repository(str(work), "main")
     (work / ".lfsconfig").write_text("[lfs]\n\turl = file:///srv/objects.git\n")
-    assert endpoint.find(repo, str(work), "/srv/remote.git") == endpoint.Endpoint(
+    assert endpoint.find(repo, "/srv/remote.git") == endpoint.Endpoint(
         "file:///srv/objects.git", ".lfsconfig lfs.url")
     for network in ("https://host/o/r.git", "ssh://host/r.git", "host:r.git"):
-        assert endpoint.find(repo, str(work), network) == endpoint.Endpoint(network, "the remote")
+        assert endpoint.find(repo, network) == endpoint.Endpoint(network, "the remote")
     (work / ".lfsconfig").write_text("[lfs]\n\turl = https://lfs.example.org/o/r\n")
-    assert endpoint.find(repo, str(work), "https://host/o/r.git").url == "https://lfs.example.org/o/r"
+    assert endpoint.find(repo, "https://host/o/r.git").url == "https://lfs.example.org/o/r"
     git("config", "remote.origin.lfsurl", "/srv/from-config.git", cwd=work)
-    assert endpoint.find(repo, str(work), "https://host/o/r.git").source == "git config remote.origin.lfsurl"
+    assert endpoint.find(repo, "https://host/o/r.git").source == "git config remote.origin.lfsurl"
     git("config", "lfs.url", "/srv/lfs-url.git", cwd=work)
-    assert endpoint.find(repo, str(work), "/x.git").url == "/srv/lfs-url.git"
-    assert endpoint.find(repo, str(work), "/x.git", "/srv/option.git").source == "option lfs_url"
+    assert endpoint.find(repo, "/x.git").url == "/srv/lfs-url.git"
+    assert endpoint.find(repo, "/x.git", "/srv/option.git").source == "option lfs_url"
 
 
 class GatedTransfer:
@@ -253,7 +254,8 @@ def test_open_waits_for_a_download_only_so_long(lfs_remote, tmp_path):
     local = ObjectStore(str(tmp_path / "lfs"))
     gated = GatedTransfer(StandaloneTransfer(local, standalone_store(str(lfs_remote.bare))))
     reported = []
-    content = LfsContent(local, gated, on_missing=lambda *args: reported.append(args))
+    source = Repository(str(lfs_remote.work), "main")
+    content = LfsContent(local, gated, source, on_missing=lambda *args: reported.append(args))
     content.download_wait = 0.2
     with pytest.raises(ObjectPending):
         content.open(big, "big.bin")
