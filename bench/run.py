@@ -44,6 +44,11 @@ prints a table: figure | GitFS | baseline | ratio | target | met? | rclone.
      with --quick) and of one changed once: the daemon's RSS at each step (peak and
      after), each listing beside `git log --format=%H -- FILE`, RSS once idle.
 
+ 15. lfs: 2,000 small files in Git LFS beside the same as plain blobs (two path remotes):
+     first mount, `ls -lR` of current/ and of the tip commit's folder in history/, `cat` of
+     every file there (fresh mounts, cold and warm, with the daemon's CPU time); 500 new files
+     of 4 KiB written into current/ until the remote has them, .bin in LFS beside .txt.
+
 The current/ workloads also run on an rclone mount of a local folder (`rclone
 mount --vfs-cache-mode writes`), the peer, when rclone is installed and mounts.
 `--scale 17000,170000` instead reports mount time, listing time, the daemon's CPU time
@@ -73,6 +78,7 @@ from batches_bench import BATCH_KINDS, bench_batches
 from files_bench import bench_files
 from harness import OPS, Bench, machine_lines, print_table
 from history_bench import bench_history, bench_scale
+from lfs_bench import LFS_FILES, LFS_WRITES, bench_lfs
 from tar_bench import bench_tar
 from tree_bench import TREE_COMMITS, TREE_FILES, bench_tree
 from versions_bench import BUSY_COMMITS, bench_busy_file
@@ -88,8 +94,8 @@ def main(argv=None) -> int:
     parser.add_argument("--commits", type=int, help="commits in each generated history (17000; 3000 with --quick)")
     parser.add_argument("--scale", help="only mount time, listing time and RSS on long histories of these sizes, "
                                         "e.g. 17000,170000 (slow; not for CI)")
-    parser.add_argument("--sections", default="history,versions,files,tree,tar,batches,aging,soak",
-                        help="comma-separated: history, versions, files, tree, tar, batches, aging, soak")
+    parser.add_argument("--sections", default="history,versions,files,tree,tar,batches,lfs,aging,soak",
+                        help="comma-separated: history, versions, files, tree, tar, batches, lfs, aging, soak")
     parser.add_argument("--aging-pushes", type=int,
                         help=f"fetched pushes that age the aging section's clone ({AGING_PUSHES}; 400 with --quick)")
     parser.add_argument("--soak-minutes", type=float,
@@ -104,6 +110,10 @@ def main(argv=None) -> int:
     parser.add_argument("--batch-remote", choices=("path", "ssh"), default="path",
                         help="the batches section's remote: a bare repository's path (default) or the same over "
                              "an sshd on 127.0.0.1")
+    parser.add_argument("--lfs-files", type=int, default=LFS_FILES,
+                        help=f"files in Git LFS (and as plain blobs) the lfs section reads (default {LFS_FILES})")
+    parser.add_argument("--lfs-writes", type=int, default=LFS_WRITES,
+                        help=f"new files of each batch the lfs section writes (default {LFS_WRITES})")
     parser.add_argument("--count-round-trips", action="store_true",
                         help="count the round trips of each per-file workload (strace on the daemon; slow)")
     parser.add_argument("--code", help="mount this checkout of GitFS instead of this one (to compare two versions)")
@@ -141,6 +151,8 @@ def main(argv=None) -> int:
             sections.append(lambda: bench_tar(bench_holder[0]))
         if "batches" in wanted:
             sections.append(lambda: bench_batches(bench_holder[0]))
+        if "lfs" in wanted:
+            sections.append(lambda: bench_lfs(bench_holder[0], args.lfs_files, args.lfs_writes))
         if "aging" in wanted:
             pushes = args.aging_pushes or (400 if args.quick else AGING_PUSHES)
             sections.append(lambda: bench_aging(bench_holder[0], pushes))
@@ -151,7 +163,9 @@ def main(argv=None) -> int:
             f"histories: {', '.join(histories)}, {commits} commits each{' (--quick)' if args.quick else ''}"
             if "history" in wanted else "",
             f"project (files:commits): {args.tree}" if "tree" in wanted else "",
-            f"batches{' (a tenth, --quick)' if args.quick else ''}" if "batches" in wanted else "") if part) \
+            f"batches{' (a tenth, --quick)' if args.quick else ''}" if "batches" in wanted else "",
+            f"lfs: {args.lfs_files} files read, {args.lfs_writes} written a batch" if "lfs" in wanted else "")
+            if part) \
             or "no sections"
     header = machine_lines()
     for line in header:
