@@ -162,10 +162,9 @@ class TreeReading(CloneBase):
         return array("q", [self.blob_size(entry.id) if entry.filemode in BLOB_MODES else 0 for entry in tree])
 
     def open_content(self, oid: pygit2.Oid, pointer: Optional[StoredContent], path: str) -> BlobReader | ContentReader:
-        """A reader of what a file of a commit holds (read(size, offset), close()): the LFS
-        object its pointer names (`pointer`, from blob_item; ContentUnavailable if it cannot
-        be had),
-        else its blob. The one way views read a file's bytes."""
+        """A reader of what a file of a commit holds (read(size, offset), close()): what its
+        pointer stands for (`pointer`, from blob_item: an LFS object; ContentUnavailable if
+        that cannot be had), else its blob. The one way views read a file's bytes."""
         if pointer is None:
             return self.blob_reader(oid)
         return self.content_filter.open(pointer, path)

@@ -143,7 +143,7 @@ class _Stager:
         if not tracked and self._ignored(relative):
             return
         cleaned = self.cleaner.clean(self.root, relative)
-        if cleaned is not None:  # Git LFS: staged as a pointer, its content in the object store
+        if cleaned is not None:  # as the content filter commits it (Git LFS: a pointer; the content in its store)
             text, st = cleaned
             mode = FILEMODE_EXEC if st.st_mode & 0o100 else FILEMODE_BLOB
             add_with_stat(self.index, relative, self.git.create_blob(text), mode, st)
