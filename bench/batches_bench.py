@@ -9,14 +9,12 @@ GitFS alike."""
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import shlex
 import sys
 import time
 from pathlib import Path
-from typing import Optional
 
 from files_bench import make_small_remote
 from harness import BRANCH, MB, ROOT, Bench, Mount, fmt_mb, ratio_x, secs
@@ -106,14 +104,6 @@ def plain_git_batch(bench: Bench, kind: str, remote: BatchRemote) -> tuple[float
     return commit_s, push_s
 
 
-def read_status_file(mount: Mount) -> Optional[dict]:
-    try:
-        with open(os.path.join(mount.point, ".gitfs", "status"), encoding="utf-8") as handle:
-            return json.load(handle)
-    except (OSError, ValueError):
-        return None
-
-
 def bench_batches(bench: Bench) -> None:
     remote = BatchRemote(bench, bench.args.batch_remote)
     try:
@@ -144,7 +134,7 @@ def bench_batch(bench: Bench, kind: str, remote: BatchRemote) -> None:
     activity: set[str] = set()
     deadline = written + 600
     while time.perf_counter() < deadline:
-        state = read_status_file(mount)
+        state = mount.status()
         now = time.perf_counter()
         moved = bench.git("--git-dir", bare, "rev-parse", BRANCH).strip() != tip
         if state is not None:

@@ -325,6 +325,14 @@ class Mount:
     def history(self) -> str:
         return os.path.join(self.point, "history")
 
+    def status(self) -> Optional[dict]:
+        """MOUNTPOINT/.gitfs/status, parsed; None if it cannot be read now."""
+        try:
+            with open(os.path.join(self.point, ".gitfs", "status"), encoding="utf-8") as handle:
+                return json.load(handle)
+        except (OSError, ValueError):
+            return None
+
     def mount(self) -> float:
         """Seconds until `gitfs` returns (the mount is ready)."""
         opts = f"repo_path={self.repo_path},log={self.log},log_level=warning"

@@ -143,14 +143,6 @@ def metrics(mount: Mount) -> dict[str, float]:
     return values
 
 
-def read_status(mount: Mount) -> Optional[dict]:
-    try:
-        with open(os.path.join(mount.point, ".gitfs", "status"), encoding="utf-8") as handle:
-            return json.load(handle)
-    except (OSError, ValueError):
-        return None
-
-
 def settle(bench: Bench, mount: Mount, bare: str, timeout: float = 120.0) -> None:
     """Until the mount has nothing pending nor under way and the remote's branch has not moved
     for SYNC_TIMEOUT s."""
@@ -160,7 +152,7 @@ def settle(bench: Bench, mount: Mount, bare: str, timeout: float = 120.0) -> Non
         tip = bench.git("--git-dir", bare, "rev-parse", BRANCH).strip()
         if tip != last_tip:
             last_tip, since = tip, time.monotonic()
-        state = read_status(mount)
+        state = mount.status()
         quiet = state is not None and not state["pending"]["commits_not_pushed"] \
             and not state["pending"]["changes_not_committed"] and not any((state.get("in_progress") or {}).values())
         if quiet and time.monotonic() - since >= SYNC_TIMEOUT:
