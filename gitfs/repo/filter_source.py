@@ -16,7 +16,7 @@ from gitfs.repo.compat import DeltaStatus
 from gitfs.repo.content_filter import FileEntry
 from gitfs.repo.errors import GitCoreError
 from gitfs.repo.index_entry import add_with_stat
-from gitfs.repo.reading import TreeReading, files_named
+from gitfs.repo.reading import TreeReading, diff_trees, files_named
 from gitfs.repo.refs import BranchRefs
 
 _INCLUDE_COMMIT = 1 << 4  # GIT_ATTR_CHECK_INCLUDE_COMMIT; FILE_THEN_INDEX (0) before it
@@ -58,21 +58,17 @@ class FilterSourcing(BranchRefs, TreeReading):
         return texts
 
     def changed_files(self, old_tree: Optional[pygit2.Oid], new_tree: pygit2.Oid) -> list[FileEntry]:
-        git = self.git
-        new = cast(pygit2.Tree, git[new_tree])
-        if old_tree is None:
-            return _changed(new.diff_to_tree(swap=True))
-        return _changed(cast(pygit2.Tree, git[old_tree]).diff_to_tree(new))
+        return _changed(diff_trees(self.git, old_tree, new_tree))
 
     def commits_to_push(self) -> Iterator[tuple[pygit2.Oid, list[FileEntry]]]:
         local = self.branch_tip()
         if local is None:
             return
+        git = self.git
         for oid, _when in self.walk_commits(local, hide=self.remote_tip()):
             commit = self._commit(oid)
-            parent = commit.parents[0].tree if commit.parents else None
-            diff = parent.diff_to_tree(commit.tree) if parent is not None else commit.tree.diff_to_tree(swap=True)
-            yield oid, _changed(diff)
+            parent = commit.parents[0].tree_id if commit.parents else None
+            yield oid, _changed(diff_trees(git, parent, commit.tree_id))
 
     def index_files(self, paths: Optional[Collection[str]] = None) -> list[FileEntry]:
         index = self.index()

@@ -46,6 +46,14 @@ def files_named(git: pygit2.Repository, tree: pygit2.Oid, name: str) -> dict[str
     return found
 
 
+def diff_trees(git: pygit2.Repository, old_tree: Optional[pygit2.Oid], new_tree: pygit2.Oid) -> pygit2.Diff:
+    """What changes from old_tree (None: from nothing) to new_tree, file by file."""
+    new = cast(pygit2.Tree, git[new_tree])
+    if old_tree is None:
+        return new.diff_to_tree(swap=True)
+    return cast(pygit2.Tree, git[old_tree]).diff_to_tree(new)
+
+
 class TreeReading(CloneBase):
     """Entries of a commit's trees and what their files hold, sized and opened for readers."""
 

@@ -39,6 +39,7 @@ from gitfs.repo import beneath, user_attributes
 from gitfs.repo.compat import DeltaStatus
 from gitfs.repo.errors import local_write
 from gitfs.repo.index_entry import add_with_stat
+from gitfs.repo.reading import diff_trees
 from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, GIT_DIR, Repository
 
 log = logging.getLogger(__name__)
@@ -58,11 +59,8 @@ class TreeChanges:
 
 
 def tree_changes(repo: Repository, old_tree: pygit2.Oid | None, new_tree: pygit2.Oid) -> TreeChanges:
-    git = repo.git
-    new = cast(pygit2.Tree, git[new_tree])
-    diff = cast(pygit2.Tree, git[old_tree]).diff_to_tree(new) if old_tree is not None else new.diff_to_tree(swap=True)
     changes = TreeChanges()
-    for delta in diff.deltas:
+    for delta in diff_trees(repo.git, old_tree, new_tree).deltas:
         if delta.status == _DELETED:
             changes.deletions.append(delta.old_file)
         else:
