@@ -24,8 +24,11 @@ a commit waits to be pushed:
 libgit2 re-compresses every packed object it sends (a push of packed objects took ~8x
 that of loose ones), so what the remote lacks stays loose until it is pushed.
 
-Without the git program, nothing is tidied (said once in the log): libgit2's and GitFS's
-open packs are bounded all the same, and the clone only grows.
+A tidying that fails (git's error, git that cannot be started, the caller's `tidied`) is
+said once in the log until one completes, and tried again an hour later; it never delays
+a sync, nor makes it back off. Without the git program, nothing is tidied (said once in
+the log): libgit2's and GitFS's open packs are bounded all the same, and the clone only
+grows.
 """
 
 from __future__ import annotations
@@ -71,6 +74,10 @@ def clone_figures(repo_path: str) -> tuple[int, int]:
     return packs, loose
 
 
+class _GcFailed(Exception):
+    """git gc ran and failed; the message has git's last words."""
+
+
 class Housekeeper:
     """Tidies one clone when it needs it (see the module's docstring).
 
@@ -92,6 +99,7 @@ class Housekeeper:
         self._lock = threading.Lock()
         self._running: Optional[Any] = None  # the git gc under way (an sh RunningCommand)
         self._interrupted = False
+        self._failing = False  # the last tidying failed, and was said
         self.runs = 0  # gc runs that completed
         self._packs_left = self._loose_left = 0  # what the last gc left
         if self._git is None:
@@ -100,10 +108,25 @@ class Housekeeper:
     def tidy_if_due(self, busy: bool = False) -> bool:
         """Run git gc if the clone needs it and it is safe now; whether it ran to its end.
         busy: changes wait to be committed (only a clone past BUSY_FACTOR times the
-        thresholds is tidied then)."""
+        thresholds is tidied then). Never raises: a failure is the tidying's, not the
+        sync's (said once until a tidying completes, tried again after FAILED_WAIT_SECONDS)."""
         if self._git is None or self._clock() < self._next_check:
             return False
         self._next_check = self._clock() + self._check_seconds
+        try:
+            done = self._tidy(busy)
+        except Exception as error:  # whatever it is, the sync must not wait on it nor back off for it
+            self._next_check = self._clock() + FAILED_WAIT_SECONDS
+            if not self._failing:  # the same failure would come back every hour
+                reason = str(error) if isinstance(error, _GcFailed) else f"{type(error).__name__}: {error}"
+                log.warning("tidying the clone failed (%s); tried again in an hour", reason)
+            self._failing = True
+            return False
+        if done:
+            self._failing = False
+        return done
+
+    def _tidy(self, busy: bool) -> bool:
         packs, loose = clone_figures(self.repo_path)
         factor = BUSY_FACTOR if busy else 1
         # Counted from what the last gc left: objects nothing reaches stay loose for git's two
@@ -144,12 +167,10 @@ class Housekeeper:
         try:
             running.wait()
         except sh.ErrorReturnCode as error:
-            if not self._interrupted:
-                said = error.stdout.decode(errors="replace").strip().splitlines()
-                log.warning("tidying the clone failed (git gc: %s); tried again in an hour",
-                            said[-1] if said else f"exit status {error.exit_code}")
-                self._next_check = self._clock() + FAILED_WAIT_SECONDS
-            return False
+            if self._interrupted:
+                return False
+            said = error.stdout.decode(errors="replace").strip().splitlines()
+            raise _GcFailed(f"git gc: {said[-1] if said else f'exit status {error.exit_code}'}") from None
         finally:
             with self._lock:
                 self._running = None

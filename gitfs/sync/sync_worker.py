@@ -163,8 +163,10 @@ class SyncWorker(threading.Thread):
         if self.housekeeping is None:
             return
         busy = bool(forced or self.jobs or self._owed or self.writers()[0])
-        housekeeping = self.housekeeping
-        self._guarded(lambda: housekeeping.tidy_if_due(busy))
+        try:
+            self.housekeeping.tidy_if_due(busy)
+        except Exception:  # it reports its own failures; one that escapes is a bug, but no sync's to back off for
+            log.exception("tidying the clone failed")
 
     def due(self, forced: bool = False) -> bool:
         """Whether a cycle is due now; forced: asked for by sync_now()."""

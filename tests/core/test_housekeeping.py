@@ -5,6 +5,7 @@ and with the real git program."""
 import contextlib
 import logging
 import os
+import shutil
 import threading
 import time
 
@@ -194,6 +195,40 @@ def test_a_failing_gc_is_warned_with_gits_words_and_tried_again_an_hour_later(re
     clock.now += FAILED_WAIT_SECONDS
     assert not tidier.tidy_if_due()
     assert runs.read_text().count("run") == 2 and tidier.runs == 0
+
+
+def test_a_git_that_cannot_start_is_said_once_until_a_tidying_works_and_tried_again_an_hour_later(
+        remote, tmp_path, caplog):
+    """The git program found at mount is gone (an upgrade under way): the tidying fails
+    without raising, says so in one line until it works again, and waits an hour."""
+    clone = aged_clone(remote, tmp_path, AUTO_PACK_LIMIT + 1)
+    program = tmp_path / "bin" / "git"
+    attempts = []
+    clock = FakeClock()
+    tidier = keeper(clone, git=str(program), clock=clock, pushed=lambda: attempts.append(clock.now) or True)
+    caplog.set_level(logging.INFO, logger="gitfs.repo.housekeeping")
+
+    def warnings():
+        return [record for record in caplog.records if record.levelno >= logging.WARNING]
+
+    assert not tidier.tidy_if_due()
+    clock.now += CHECK_SECONDS * 5
+    assert not tidier.tidy_if_due()
+    clock.now += FAILED_WAIT_SECONDS
+    assert not tidier.tidy_if_due()  # fails again, and is not said again
+    assert len(attempts) == 2 and len(warnings()) == 1
+    assert warnings()[0].exc_info is None and str(program) in warnings()[0].getMessage()
+
+    program.parent.mkdir()
+    program.symlink_to(shutil.which("git"))
+    clock.now += FAILED_WAIT_SECONDS
+    assert tidier.tidy_if_due() and pack_count(clone) == 1
+
+    program.unlink()
+    aged_clone(remote, tmp_path, AUTO_PACK_LIMIT + 1)
+    clock.now += CHECK_SECONDS
+    assert not tidier.tidy_if_due()  # a new failure after one that worked is said again
+    assert len(attempts) == 4 and len(warnings()) == 2
 
 
 def test_unmount_ends_a_gc_under_way_and_none_starts_after(remote, tmp_path, caplog):

@@ -3,6 +3,8 @@ with a fake clock, on real repositories; the thread is never started except wher
 test is about the thread (the final cycle at stop)."""
 
 import contextlib
+import errno
+import logging
 import os
 import threading
 import time
@@ -11,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from aging import age_clone_quickly, pack_count
-from gitfs.repo.housekeeping import AUTO_PACK_LIMIT, BUSY_FACTOR, CHECK_SECONDS, Housekeeper
+from gitfs.repo.housekeeping import AUTO_PACK_LIMIT, BUSY_FACTOR, CHECK_SECONDS, FAILED_WAIT_SECONDS, Housekeeper
 from gitfs.sync.cycle import CycleResult
 from gitfs.sync.jobs import CommitJob
 from gitfs.sync.sync_worker import SyncWorker
@@ -245,6 +247,70 @@ def test_the_clone_is_tidied_between_cycles_when_quiet_and_busy_only_far_past_th
     assert pack_count(Path(rig.path)) <= 2 and housekeeper.runs == 2
     rig.clock.advance(1.5)
     assert worker.step(timeout=0) is not None and "b.txt" in rig.remote.files()
+
+
+def test_a_tidying_that_fails_delays_no_commit_and_is_said_once_by_the_housekeeper(rig, writers, caplog):
+    """A real gc, then the callback that lets go of the old packs fails: the housekeeper says
+    it once and waits its FAILED_WAIT_SECONDS; the sync neither backs off nor logs it."""
+    let_go = []
+
+    def tidied():
+        let_go.append(rig.clock())
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    housekeeper = Housekeeper(rig.path, pushed=lambda: rig.repo.count_ahead() == 0, exclusive=rig.link.quiet,
+                              tidied=tidied, clock=rig.clock)
+    worker = SyncWorker(rig.cycle, rig.jobs, rig.state, writers=writers, dirty_open_paths=lambda: rig.dirty_paths,
+                        sync_timeout=1.0, clock=rig.clock, housekeeping=housekeeper)
+    caplog.set_level(logging.INFO)
+    rig.clock.advance(5)
+    assert worker.step(timeout=0) is not None
+    age_clone_quickly(rig.remote.bare, Path(rig.path), AUTO_PACK_LIMIT + 5)
+    rig.clock.advance(CHECK_SECONDS)
+    assert worker.step(timeout=0) is None and len(let_go) == 1
+
+    rig.write("a.txt", "a")
+    rig.clock.advance(1.0)  # sync_timeout of quiet, and no moment of back-off
+    result = worker.step(timeout=0)
+    assert result is not None and "a.txt" in rig.remote.files()
+
+    age_clone_quickly(rig.remote.bare, Path(rig.path), AUTO_PACK_LIMIT + 5)
+    rig.clock.advance(CHECK_SECONDS)
+    assert worker.step(timeout=0) is None and len(let_go) == 1
+    rig.clock.advance(FAILED_WAIT_SECONDS)
+    assert worker.step(timeout=0) is None and len(let_go) == 2
+    said = [record for record in caplog.records if record.levelno >= logging.WARNING]
+    assert [(record.name, record.exc_info) for record in said] == [("gitfs.repo.housekeeping", None)]
+    assert "Too many open files" in said[0].getMessage()
+
+
+class HousekeeperWithABug:
+    """A housekeeper whose tidy_if_due raises, which the real one never does."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def tidy_if_due(self, busy):
+        self.calls += 1
+        raise AttributeError("a bug")
+
+    def interrupt(self):
+        pass
+
+
+def test_a_housekeeper_that_raises_neither_stops_nor_delays_the_sync(rig, writers, caplog):
+    housekeeper = HousekeeperWithABug()
+    worker = SyncWorker(rig.cycle, rig.jobs, rig.state, writers=writers, dirty_open_paths=lambda: rig.dirty_paths,
+                        sync_timeout=1.0, clock=rig.clock, housekeeping=housekeeper)
+    rig.clock.advance(5)
+    assert worker.step(timeout=0) is not None
+    assert worker.step(timeout=0) is None and housekeeper.calls == 1
+    rig.write("a.txt", "a")
+    rig.clock.advance(1.0)
+    result = worker.step(timeout=0)
+    assert result is not None and "a.txt" in rig.remote.files()
+    assert [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING] == \
+        ["tidying the clone failed"]
 
 
 @contextlib.contextmanager
