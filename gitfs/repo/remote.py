@@ -25,7 +25,15 @@ from gitfs.repo.repository import GIT_DIR, REMOTE_NAME, Repository, branch_ref, 
 __all__ = ["Credentials", "AuthenticationError", "HostKeyError", "RemoteUnreachable", "RepositoryNotFound",
            "BranchNotFound", "Transfer", "redact_url", "server_lines", "clone", "fetch", "push"]
 
-_CREDENTIALS_IN_URL = re.compile(r"(://)[^/@]*@")
+# A URL in a line of text: a scheme, then up to white space, a quote or an angle bracket;
+# a last ".", ",", ":", ";" or ")" is the sentence's.
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(?:[^\s'\"<>]*[^\s'\"<>.,:;)])?")
+_AUTHORITY_END = re.compile(r"[/?#]")
+# The start of an authority whose password holds a raw "/", "?" or "#" (user:pass/word@host):
+# a colon followed by anything but a port number (an IPv6 host starts with "[").
+_BROKEN_PASSWORD = re.compile(r"[^\[\]:@]*:(?!\d*$)")
+_QUERY_START = re.compile(r"[?#]")
+_PARAMETER_VALUE = re.compile(r"([?&;#][^=&;#?]*=)[^&;#]+")
 
 
 class RemoteUnreachable(RemoteError):
@@ -40,9 +48,37 @@ class BranchNotFound(RemoteError):
     """The repository has no such branch."""
 
 
-def redact_url(url: str) -> str:
-    """The URL without a user:password part, for logs and messages."""
-    return _CREDENTIALS_IN_URL.sub(r"\1", url)
+def redact_url(text: str) -> str:
+    """The URL (or every URL in a line of text) as logs, messages and the status may show it.
+
+    The whole user information goes, up to the last "@" of the authority: a password may
+    hold a raw "@" (and even a raw "/", "?" or "#", which git's own parsing then cuts
+    short: the user information runs to the last "@" before the host). The value of every
+    query (and fragment) parameter becomes "***", its name kept (`?private_token=***`): a
+    forge's token often travels there, and which parameters hold one is the server's to
+    say. A path, and an scp-like `user@host:path` (which holds no password), are kept."""
+    return _URL_IN_TEXT.sub(_redacted, text)
+
+
+def _redacted(match: re.Match) -> str:
+    scheme, _, rest = match.group(0).partition("://")
+    end = _authority_end(rest, 0)
+    if "@" in rest[:end]:
+        rest = rest[rest.rindex("@", 0, end) + 1:]
+    elif _BROKEN_PASSWORD.match(rest[:end]) and "@" in rest[end:]:
+        # user:pa/ss@host: the password runs past the first "/" to an "@".
+        stop = _authority_end(rest, rest.index("@", end))
+        rest = rest[rest.rindex("@", 0, stop) + 1:]
+    query = _QUERY_START.search(rest)
+    if query:
+        rest = rest[:query.start()] + _PARAMETER_VALUE.sub(r"\1***", rest[query.start():])
+    return f"{scheme}://{rest}"
+
+
+def _authority_end(rest: str, start: int) -> int:
+    """The first "/", "?" or "#" of `rest` from `start` on (where an authority ends), else its length."""
+    found = _AUTHORITY_END.search(rest, start)
+    return found.start() if found else len(rest)
 
 
 # Lower-case fragments of libgit2/libssh2/server messages, most specific first.

@@ -37,6 +37,31 @@ def test_redact_url():
     assert "secret" not in redact_url("failed: https://alice:secret@h/r.git said no")
 
 
+@pytest.mark.parametrize("url, shown", [
+    # A raw "@" in the password: the user information runs to the last "@" before the host.
+    ("https://alice:p@ss@w0rd@example.com/r.git", "https://example.com/r.git"),
+    ("https://alice:p@ss@example.com", "https://example.com"),
+    # A raw "/" in the password: past it, to the "@" before the host.
+    ("https://alice:pa/ss@example.com/r.git", "https://example.com/r.git"),
+    ("ssh://git@example.com/~alice/r@2.git", "ssh://example.com/~alice/r@2.git"),  # an "@" in the path stays
+    # Tokens in the query (and fragment): the names stay, the values go.
+    ("https://gitlab.example/r.git?private_token=glpat-Xy7", "https://gitlab.example/r.git?private_token=***"),
+    ("https://h/r.git?access_token=a1&token=t2;x=3#sig=s4", "https://h/r.git?access_token=***&token=***;x=***#sig=***"),
+    ("https://u:p@h/r.git?token=t2", "https://h/r.git?token=***"),
+    ("http://[::1]:8080/r.git?token=", "http://[::1]:8080/r.git?token="),
+    ("https://h:8443/r.git", "https://h:8443/r.git"),
+    ("git@example.com:team/r.git", "git@example.com:team/r.git"),
+    ("/srv/git/r.git", "/srv/git/r.git"),
+])
+def test_redact_url_removes_every_credential(url, shown):
+    assert redact_url(url) == shown
+
+
+def test_redact_url_in_a_line_of_text():
+    line = ("failed: 'https://alice:p@ss@h/r.git?private_token=tok-1' (see https://h/help?token=tok-2).")
+    assert redact_url(line) == "failed: 'https://h/r.git?private_token=***' (see https://h/help?token=***)."
+
+
 def test_known_hosts_plain_hashed_and_ports(tmp_path):
     known = tmp_path / "known_hosts"
     known.write_text("# comment\n\n"

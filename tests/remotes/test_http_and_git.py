@@ -81,6 +81,27 @@ def test_password_option_and_credentials_in_the_url_stay_out_of_logs_and_status(
     assert git("config", "remote.origin.url", cwd=mount.repo_path).strip() == http_server.http_url("remote.git")
 
 
+def test_a_token_in_the_url_query_is_shown_nowhere(remote, http_server, mount_gitfs, tmp_path):
+    """A forge's token in the query (`?private_token=...`): the URL works, and everything
+    that shows the remote (status file, `gitfs status`, the log, the mount table) shows
+    the parameter's name without its value."""
+    token = "glpat-T0ken-in-the-query"
+    password_file = tmp_path / "password"
+    password_file.write_text(HTTP_PASSWORD + "\n")
+    password_file.chmod(0o600)
+    url = http_server.http_url("remote.git") + f"?private_token={token}"
+    mount = mount_gitfs(at(url), username=HTTP_USER, password_file=password_file)
+    write_and_wait_pushed(mount, remote, text="over http, with a token in the query\n")
+    with open(mount.path / ".gitfs" / "status", encoding="utf-8") as handle:
+        status = json.load(handle)
+    assert status["remote"] == http_server.http_url("remote.git") + "?private_token=***", status["remote"]
+    shown = run_gitfs("status", mount.path).stdout
+    assert "private_token=***" in shown and token not in shown, shown
+    assert token not in mount.log_text()
+    with open("/proc/self/mounts", encoding="utf-8") as mounts:
+        assert not any(token in line for line in mounts if str(mount.path) in line)
+
+
 def test_https_url_with_a_password_is_used_and_never_written(remote, http_server, test_ca, mount_gitfs, tmp_path,
                                                               monkeypatch):
     monkeypatch.delenv("GITFS_PASSWORD", raising=False)
