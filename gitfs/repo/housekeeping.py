@@ -37,6 +37,7 @@ import contextlib
 import logging
 import os
 import shutil
+import signal
 import threading
 import time
 from contextlib import AbstractContextManager
@@ -144,14 +145,14 @@ class Housekeeper:
         return done
 
     def interrupt(self) -> None:
-        """End a gc under way (unmount): git removes its temporary files on SIGTERM, and the
-        clone keeps every object, in the old packs or the new one."""
+        """End a gc under way (unmount), with the git repack and pack-objects it runs, which
+        would otherwise outlive the daemon: git removes its temporary files on SIGTERM, and
+        the clone keeps every object, in the old packs or the new one."""
         with self._lock:
             self._interrupted = True
-            running = self._running
-        if running is not None:
-            with contextlib.suppress(Exception):  # it may have just ended
-                running.terminate()
+            if self._running is not None:
+                with contextlib.suppress(ProcessLookupError):  # it may have just ended
+                    os.killpg(self._running.pid, signal.SIGTERM)  # gc leads its session: its group id is its pid
 
     def _gc(self, packs: int, loose: int) -> bool:
         import sh  # only where the git program is run: a mount without git never needs it
@@ -161,8 +162,10 @@ class Housekeeper:
         with self._lock:
             if self._interrupted:
                 return False
+            # In a session of its own: its whole process group can be ended (interrupt), and a
+            # terminal's Ctrl-C reaches the daemon alone.
             running = sh.Command(self._git)(*GC_ARGS, _cwd=self.repo_path, _bg=True, _bg_exc=False,
-                                            _err_to_out=True, _env=_git_environment())
+                                            _new_session=True, _err_to_out=True, _env=_git_environment())
             self._running = running
         try:
             running.wait()

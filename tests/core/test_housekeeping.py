@@ -6,6 +6,7 @@ import contextlib
 import logging
 import os
 import shutil
+import signal
 import threading
 import time
 
@@ -16,7 +17,7 @@ from aging import age_clone_quickly, loose_count, pack_count
 from gitfs.repo import housekeeping
 from gitfs.repo.housekeeping import AUTO_PACK_LIMIT, CHECK_SECONDS, FAILED_WAIT_SECONDS, Housekeeper
 from gitfs.repo.packindex import OpenPacks
-from helpers import Remote, git
+from helpers import Remote, git, wait_for
 
 
 @pytest.fixture
@@ -254,6 +255,64 @@ def test_unmount_ends_a_gc_under_way_and_none_starts_after(remote, tmp_path, cap
     clock.now += FAILED_WAIT_SECONDS
     assert not tidier.tidy_if_due()
     assert not started.exists()
+
+
+def processes():
+    """(pid, parent, group) of every live process (a zombie has ended: only its parent's wait is left)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            with open(f"/proc/{name}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()  # after the command's name
+            if fields[0] != "Z":
+                found.append((int(name), int(fields[1]), int(fields[2])))
+    return found
+
+
+def processes_in(group):
+    return [pid for pid, _parent, of in processes() if of == group]
+
+
+def test_unmount_ends_every_process_of_a_gc_under_way(remote, tmp_path):
+    """git gc runs git repack, which runs git pack-objects: ending gc alone would leave them
+    running past the daemon. A real gc whose subcommands go through a git of the test's
+    (GIT_EXEC_PATH) that holds repack back, as a big repack runs a while, is interrupted:
+    no process of its group remains, and the clone keeps every object."""
+    clone = aged_clone(remote, tmp_path, AUTO_PACK_LIMIT + 1)
+    before = every_object(pygit2.Repository(str(clone)))
+    real_git, exec_path = shutil.which("git"), git("--exec-path").strip()
+    commands, repacking = tmp_path / "commands", tmp_path / "repacking"
+    commands.mkdir()
+    (commands / "git").write_text(f'#!/bin/sh\nif [ "$1" = repack ]; then\n  echo $$ > {repacking}\n  sleep 600\nfi\n'
+                                  f'GIT_EXEC_PATH={exec_path} exec {real_git} "$@"\n')
+    (commands / "git").chmod(0o755)
+    gc = fake_git(tmp_path, f'GIT_EXEC_PATH={commands} exec {real_git} "$@"\n')
+    tidier = keeper(clone, git=gc)
+    outcome = []
+    worker = threading.Thread(target=lambda: outcome.append(tidier.tidy_if_due()))
+    worker.start()
+    wait_for(lambda: repacking.exists() and repacking.read_text().strip(), message="gc to start repacking")
+    repack = int(repacking.read_text())
+    group = os.getpgid(repack)
+    try:
+        assert group != os.getpgrp()  # a group of its own, which alone the interrupt may end whole
+        assert len(processes_in(group)) >= 3  # gc, the repack held back, its sleep
+
+        tidier.interrupt()
+        worker.join(timeout=30)
+
+        assert not worker.is_alive() and outcome == [False]
+        wait_for(lambda: not processes_in(group), message="every process of the gc's group to end")
+    finally:  # what is left, never this process's own group
+        left = processes_in(group) if group != os.getpgrp() else \
+            [repack] + [pid for pid, parent, _group in processes() if parent == repack]
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    assert every_object(pygit2.Repository(str(clone))) == before
+    git("fsck", "--strict", "--no-progress", cwd=clone)
 
 
 def pack_files(count, folder):
