@@ -23,7 +23,7 @@ from gitfs.repo.libgit2 import pack_settings
 from gitfs.repo.repository import GIT_DIR, REMOTE_NAME, Repository, branch_ref, remote_ref
 
 __all__ = ["Credentials", "AuthenticationError", "HostKeyError", "RemoteUnreachable", "RepositoryNotFound",
-           "BranchNotFound", "Transfer", "redact_url", "server_lines", "clone", "fetch", "push"]
+           "BranchNotFound", "Transfer", "redact_url", "server_words", "server_lines", "clone", "fetch", "push"]
 
 # A URL in a line of text: a scheme, then up to white space, a quote or an angle bracket;
 # a last ".", ",", ":", ";" or ")" is the sentence's.
@@ -94,9 +94,31 @@ _UNREACHABLE = ("failed to connect", "failed to resolve address", "connection re
 _AUTH = ("authentication", "http status code: 401", "http status code: 403", "permission denied")
 
 
+# What a terminal would act on rather than show, in text from a server: escape sequences
+# (colours, cursor moves, a window title, a hyperlink; C1's one-character forms too), the
+# other control characters, and the marks that reorder text shown right to left.
+_TERMINAL_CONTROLS = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"  # CSI
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC, DCS, PM, APC, SOS
+    r"|\x1b[ -/]*[0-~]?"  # any other escape
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+SERVER_WORDS_LENGTH = 300
+_ERROR_LENGTH = 1000  # libgit2's own words around the server's
+
+
+def server_words(text: str, limit: int = SERVER_WORDS_LENGTH) -> str:
+    """Text that came from a server (a line it printed, its answer for a reference, an error
+    of libgit2's that quotes it) as one line a log, the status file, `gitfs status` and a
+    commit message may hold: escape sequences and control characters removed, white space
+    made single spaces, credentials in URLs removed (redact_url), at most `limit` characters.
+    Every word of a server goes through here, and only once it has, anywhere."""
+    line = " ".join(_TERMINAL_CONTROLS.sub("", text).split())
+    line = redact_url(line)
+    return line if len(line) <= limit else line[:limit - 3] + "..."
+
+
 def _describe(error: Exception) -> str:
-    text = str(error).strip() or error.__class__.__name__
-    return redact_url(" ".join(text.split()))
+    return server_words(str(error), _ERROR_LENGTH) or error.__class__.__name__
 
 
 def _failure(error: Exception, action: str, url: str) -> RemoteError:
@@ -207,11 +229,9 @@ class _PushCallbacks(_Callbacks):
 
 _SIDEBAND_KEPT = 64 * 1024
 SERVER_LINES_SHOWN = 12
-_SERVER_LINE_LENGTH = 300
 # git's own progress, which receive-pack sends on the same channel as the hooks' words.
 _PROGRESS = re.compile(r"^(Resolving deltas|Unpacking objects|Counting objects|Compressing objects|"
                        r"Writing objects|Total \d+|Checking connectivity|Enumerating objects)\b")
-_CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]")
 # Per-reference answers that mean "the branch moved": merge and push again.
 _RACE = ("non-fast-forward", "fetch first", "not present locally", "cannot lock ref", "failed to lock",
          "stale info", "failed to update ref")
@@ -227,15 +247,13 @@ _WRITES_REFUSED = ("http status code: 403", "service not enabled", "access denie
 
 def server_lines(text: str) -> tuple[str, ...]:
     """What a server printed during a push, as lines a status can show: progress lines
-    (rewritten in place with CR) and colours left out, credentials in URLs removed, each
-    line and their number bounded."""
+    (rewritten in place with CR) left out, each line cleaned by server_words, their number
+    bounded."""
     lines = []
     for raw in text.replace("\r\n", "\n").split("\n"):
-        line = _CONTROL.sub("", raw.rsplit("\r", 1)[-1]).strip()
-        if not line or _PROGRESS.match(line):
-            continue
-        line = redact_url(line)
-        lines.append(line if len(line) <= _SERVER_LINE_LENGTH else line[:_SERVER_LINE_LENGTH - 3] + "...")
+        line = server_words(raw.rsplit("\r", 1)[-1])
+        if line and not _PROGRESS.match(line):
+            lines.append(line)
     if len(lines) > SERVER_LINES_SHOWN:
         lines = lines[:SERVER_LINES_SHOWN - 1] + [f"... and {len(lines) - SERVER_LINES_SHOWN + 1} more lines"]
     return tuple(lines)
@@ -284,8 +302,9 @@ def push(repo: Repository, credentials: Credentials, *, source_ref: Optional[str
             raise _refusal(url, message, said, tip) from None
         raise failure from None
     if callbacks.rejected:
-        reason = "; ".join(callbacks.rejected.values())
-        if all(_is_race(message) for message in callbacks.rejected.values()):
+        answers = [server_words(message) for message in callbacks.rejected.values()]
+        reason = "; ".join(answers)
+        if all(_is_race(message) for message in answers):
             raise PushRejected(f"push to {redact_url(url)} rejected: {reason}")
         raise _refusal(url, reason, callbacks.server_says(), tip)
     repo.set_remote_tip(tip)

@@ -10,7 +10,7 @@ from gitfs.errors import FatalError
 from gitfs.options import HELP, parse_options
 from gitfs.repo.credentials import Credentials, check, host_and_port, host_is_known, key_is_encrypted, transport_of
 from gitfs.repo.errors import SettingError
-from gitfs.repo.remote import SERVER_LINES_SHOWN, redact_url, server_lines
+from gitfs.repo.remote import SERVER_LINES_SHOWN, SERVER_WORDS_LENGTH, redact_url, server_lines, server_words
 
 
 @pytest.mark.parametrize("url, transport, where", [
@@ -146,3 +146,22 @@ def test_server_lines_keep_the_words_and_drop_progress_colours_and_credentials()
     many = server_lines("".join(f"line {number}\n" for number in range(40)))
     assert len(many) == SERVER_LINES_SHOWN and many[-1] == f"... and {40 - SERVER_LINES_SHOWN + 1} more lines"
     assert len(server_lines("x" * 5000)[0]) == 300
+
+
+@pytest.mark.parametrize("said, shown", [
+    ("\x1b]0;owned\x07policy: frozen", "policy: frozen"),  # a window title (OSC, ended by BEL)
+    ("\x1b]8;;https://evil.example\x1b\\link\x1b]8;;\x1b\\ here", "link here"),  # a hyperlink (OSC, ST)
+    ("\x9b2Jcleared \x9b31mred", "cleared red"),  # C1's one-character CSI
+    ("\x1b[2K\x1b[1Gline \x1bcreset", "line reset"),  # erase, move, reset the terminal
+    ("\u202eesrever\u202c and \u2066isolated\u2069", "esrever and isolated"),  # bidirectional overrides
+    ("tab\tand\x0bvertical\x00nul \x7f", "tab andverticalnul"),
+])
+def test_server_words_remove_what_a_terminal_would_act_on(said, shown):
+    assert server_words(said) == shown
+    assert server_lines(said) == (shown,)
+
+
+def test_server_words_are_one_bounded_line_without_credentials():
+    assert server_words("two\nlines  and   spaces\r\n") == "two lines and spaces"
+    assert server_words("see https://u:pw@h/x?token=t") == "see https://h/x?token=***"
+    assert len(server_words("y" * 5000)) == SERVER_WORDS_LENGTH
