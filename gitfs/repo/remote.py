@@ -88,8 +88,9 @@ _NOT_FOUND = ("does not appear to be a git repository", "repository not exported
 _UNREACHABLE = ("failed to connect", "failed to resolve address", "connection refused", "timed out",
                 "no route to host", "network is unreachable", "connection reset", "failed to start ssh session",
                 "unable to exchange encryption keys", "failed to send request", "failed to receive",
-                "unexpected disconnect", "early eof", "hung up", "could not read from remote",
-                "connection closed", "broken pipe", "http status code: 502", "http status code: 503",
+                "unexpected disconnect", "early eof", "unexpected eof", "hung up", "could not read from remote",
+                "could not read refs from remote", "could not read report from remote", "connection closed",
+                "connection aborted", "broken pipe", "http status code: 502", "http status code: 503",
                 "http status code: 504")
 _AUTH = ("authentication", "http status code: 401", "http status code: 403", "permission denied")
 
@@ -235,11 +236,15 @@ _PROGRESS = re.compile(r"^(Resolving deltas|Unpacking objects|Counting objects|C
 # Per-reference answers that mean "the branch moved": merge and push again.
 _RACE = ("non-fast-forward", "fetch first", "not present locally", "cannot lock ref", "failed to lock",
          "stale info", "failed to update ref")
-# Failures of a push that are the server saying no (the fetch over the same URL works):
-# an unpack error (a pack over its size limit), HTTP 403, gitolite's or git daemon's
-# refusal before receive-pack runs ("FATAL: W any REPO USER DENIED", "access denied").
-_REFUSED = ("unpacking the sent packfile failed", "http status code: 403")
-_NOT_A_REFUSAL = (RemoteUnreachable, HostKeyError, AuthenticationError)  # "Permission denied (publickey)"
+# The only failures of a push that are the server saying no (the fetch over the same URL
+# works), besides an answer per reference: an unpack error (a pack over its size limit),
+# HTTP 403, and the refusals known to come before receive-pack runs: gitolite's "FATAL: W
+# any REPO USER DENIED", git daemon's "access denied" (or "service not enabled"), a forge's
+# "Permission to REPO denied to USER" or "not allowed to push". Anything else, words the
+# server printed before it went away included, is a failure retried as the network's are:
+# a refusal backs off for minutes.
+_REFUSED = re.compile(r"unpacking the sent packfile failed|http status code: 403|\bw any \S+ \S+ denied\b|"
+                      r"access denied|service not enabled|permission to \S+ denied|not allowed to push")
 # Words of a server that lets this mount read but not write.
 _WRITES_REFUSED = ("http status code: 403", "service not enabled", "access denied", "read-only", "read only",
                    "w any ", "write access", "not allowed to push to this repository", "permission to push")
@@ -294,12 +299,13 @@ def push(repo: Repository, credentials: Credentials, *, source_ref: Optional[str
         message = _describe(error)
         if not isinstance(error, RemoteError) and _is_race(message):
             raise PushRejected(f"push to {redact_url(url)} rejected: {message}") from None
-        failure = _failure(error, "push to", url)
         said = callbacks.server_says()
-        lower = message.lower()
-        if any(words in lower for words in _REFUSED) or (
-                (said or " denied" in lower) and not isinstance(failure, _NOT_A_REFUSAL)):
+        # An AuthenticationError or HostKeyError here is the credential callbacks' own verdict.
+        if not isinstance(error, (AuthenticationError, HostKeyError)) and _REFUSED.search(message.lower()):
             raise _refusal(url, message, said, tip) from None
+        failure = _failure(error, "push to", url)
+        if said:  # what the server printed before it failed may say why
+            failure = type(failure)(f"{failure}; the server said: " + " | ".join(said))
         raise failure from None
     if callbacks.rejected:
         answers = [server_words(message) for message in callbacks.rejected.values()]

@@ -3,18 +3,25 @@ mount: what the server answers becomes the right error, and its words are cleane
 
 - A per-reference answer of the server's own wording: `git daemon` runs receive-pack, whose
   proc-receive hook (receive.procReceiveRefs) answers `ng REF REASON` with any text.
+- A server that prints a line and drops the connection: a git:// server of a few lines
+  here, which advertises the bare repository's refs, reads the push's commands, prints a
+  banner on the progress channel and closes.
 """
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from gitfs.repo import remote as remote_ops
 from gitfs.repo.errors import PushRefused
-from gitfs.repo.remote import Credentials
+from gitfs.repo.remote import Credentials, RemoteUnreachable
 from gitfs.repo.repository import Repository
 from helpers import clone_of, git
 
@@ -77,3 +84,103 @@ def test_the_server_answer_for_a_reference_is_cleaned(remote, git_daemon, tmp_pa
     assert refused.value.reason == CLEAN_REASON
     assert str(refused.value).endswith(f"refused by the server: {CLEAN_REASON}"), str(refused.value)
     assert remote.head() == before
+
+
+# -- a server that prints a banner and drops the connection ---------------------------------
+
+def _packet(data: bytes) -> bytes:
+    return b"%04x" % (len(data) + 4) + data
+
+
+def _read_packet(stream) -> bytes | None:
+    head = stream.read(4)
+    if len(head) < 4 or head == b"0000":
+        return None
+    return stream.read(int(head, 16) - 4)
+
+
+class BannerThenHangUp:
+    """A git:// server on 127.0.0.1 for one push: it advertises the bare repository's refs,
+    reads the commands, prints `banner` on the progress channel (as a hook would) and
+    closes, without the report a push waits for; what the client sends meanwhile is read
+    to its end, so the client sees the close, not a reset."""
+
+    def __init__(self, bare: Path, banner: bytes):
+        self.bare = bare
+        self.banner = banner
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.served = 0
+        self.thread = threading.Thread(target=self._serve, name="banner-server", daemon=True)
+        self.thread.start()
+
+    def url(self) -> str:
+        return f"git://127.0.0.1:{self.port}/{self.bare.name}"
+
+    def _serve(self) -> None:
+        with contextlib.suppress(OSError):
+            connection, _address = self.listener.accept()
+            with connection:
+                stream = connection.makefile("rb")
+                _read_packet(stream)  # git-receive-pack /remote.git\0host=...\0
+                refs = git("--git-dir", str(self.bare), "for-each-ref", "--format=%(objectname) %(refname)")
+                lines = [line.encode() for line in refs.splitlines()]
+                capabilities = b"\0report-status side-band-64k ofs-delta"
+                connection.sendall(b"".join(_packet(line + (capabilities if at == 0 else b"") + b"\n")
+                                            for at, line in enumerate(lines)) + b"0000")
+                while _read_packet(stream) is not None:  # the commands
+                    pass
+                connection.sendall(_packet(b"\x02" + self.banner))
+                connection.shutdown(socket.SHUT_WR)
+                self.served += 1
+                connection.settimeout(30)
+                while connection.recv(1 << 16):  # the pack, until the client closes
+                    pass
+
+    def stop(self) -> None:
+        """Stop listening (an accept() under way returns) and wait for the connection served
+        to end; a second call finds nothing left to do."""
+        with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)
+        self.listener.close()
+        self.thread.join(60)
+        assert not self.thread.is_alive()
+
+
+@pytest.fixture
+def banner_server(remote):
+    server = BannerThenHangUp(remote.bare, b"Welcome to the forge: maintenance at noon\n")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_a_server_that_prints_then_hangs_up_is_unreachable_not_a_refusal(remote, banner_server, tmp_path):
+    repo = clone_with_a_commit(remote, tmp_path / "clone", banner_server.url())
+    with pytest.raises(RemoteUnreachable) as failed:
+        remote_ops.push(repo, Credentials())
+    assert not isinstance(failed.value, PushRefused)
+    assert "cannot reach the server" in str(failed.value), str(failed.value)
+    assert "Welcome to the forge: maintenance at noon" in str(failed.value)  # its words are kept
+    banner_server.stop()
+    assert banner_server.served == 1
+
+
+def test_an_unpack_failure_is_a_refusal(remote, git_daemon, tmp_path):
+    """The server's index-pack refuses the pack (receive.fsckObjects and a commit whose time
+    zone is malformed): that is the server saying no, with its words, not a network failure."""
+    git("--git-dir", str(remote.bare), "config", "receive.fsckObjects", "true")
+    repo = clone_with_a_commit(remote, tmp_path / "clone", git_daemon.url)
+    work = tmp_path / "clone"
+    tree, parent = git("rev-parse", "HEAD^{tree}", "HEAD", cwd=work).split()
+    text = (f"tree {tree}\nparent {parent}\nauthor A <a@example.com> 1700000000 +0000x\n"
+            f"committer A <a@example.com> 1700000000 +0000\n\nmalformed\n")
+    bad = subprocess.run(["git", "hash-object", "-t", "commit", "-w", "--literally", "--stdin"], cwd=work,
+                         input=text, capture_output=True, text=True, check=True).stdout.strip()
+    git("update-ref", "refs/heads/main", bad, cwd=work)
+    with pytest.raises(PushRefused) as refused:
+        remote_ops.push(repo, Credentials())
+    assert "unpacking the sent packfile failed" in refused.value.reason
+    assert any("badTimezone" in line for line in refused.value.server_says), refused.value.server_says
+    assert not refused.value.writes_refused
