@@ -14,7 +14,20 @@ open, and libgit2 (like GitFS's own pack reader) looks at the pack folder again 
 object is not where it was. A kill at any moment leaves every object in an old or a new
 pack (git's temporary files are cleaned by the next gc).
 
-When: git's own thresholds (more than AUTO_PACK_LIMIT packs, or about AUTO_LOOSE loose
+What git reads: only the clone's own configuration (.git/config), never the system's nor
+the user's (/etc/gitconfig, ~/.gitconfig, ~/.config/git/config: GIT_CONFIG_NOSYSTEM and
+GIT_CONFIG_GLOBAL=/dev/null in its environment). GitFS writes the clone's: its remote,
+core.bare, core.logAllRefUpdates and the pack-building bounds of libgit2.py (git's
+repack keeps to pack.windowMemory and pack.deltaCacheSize too); what anyone adds there
+applies as well (pack.threads, gc.cruftPacks), except GC_SETTINGS, given on the command
+line over every file: git's defaults for what the tidying relies on. Prune what nothing
+has reached for two weeks, never sooner (an object written a moment ago, a file being
+staged, is not reached yet); keep reflog entries 90 days, and 30 those of commits no
+longer on the branch (the commits a replaced push leaves there); consolidate every pack,
+however big; no hook, in the foreground. git's gc.auto and gc.autoPackLimit never apply:
+GitFS runs `git gc` without --auto, on its own thresholds.
+
+When: git's default thresholds (more than AUTO_PACK_LIMIT packs, or about AUTO_LOOSE loose
 objects), checked at most every CHECK_SECONDS by the sync worker between its cycles, with
 the remote link's lock held, so that no fetch, push or commit of GitFS's own changes the
 clone meanwhile. A busy mount (files changed every second, as a log written through it)
@@ -52,9 +65,18 @@ AUTO_LOOSE = 6700  # git's gc.auto
 BUSY_FACTOR = 2  # a mount never idle is tidied past twice the thresholds
 CHECK_SECONDS = 60.0
 FAILED_WAIT_SECONDS = 3600.0  # after a failed gc, before trying again
-# git gc with its own defaults whatever the user's configuration says: in the foreground
-# (not detached, so the lock and the wait are this process's), no hook, no progress.
-GC_ARGS = ("-c", "gc.autoDetach=false", "-c", "core.hooksPath=/dev/null", "gc", "--quiet")
+# What the tidying relies on, whatever the clone's configuration says (the module's docstring).
+GC_SETTINGS = {
+    "gc.pruneExpire": "2.weeks.ago",
+    "gc.reflogExpire": "90.days.ago",
+    "gc.reflogExpireUnreachable": "30.days.ago",
+    "gc.bigPackThreshold": "0",  # no pack kept apart for its size
+    # Neither applies without --auto; pinned so that no git may detach or run a hook here
+    # (the lock and the wait must be this process's).
+    "gc.autoDetach": "false",
+    "core.hooksPath": os.devnull,
+}
+GC_ARGS = (*(part for key, value in GC_SETTINGS.items() for part in ("-c", f"{key}={value}")), "gc", "--quiet")
 
 
 def clone_figures(repo_path: str) -> tuple[int, int]:
@@ -186,6 +208,8 @@ class Housekeeper:
 
 
 def _git_environment() -> dict[str, str]:
-    """The daemon's environment without what would point git elsewhere than the clone."""
-    return {key: value for key, value in os.environ.items()
-            if not key.startswith("GIT_") or key in ("GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL")}
+    """The daemon's environment without what would point git elsewhere than the clone, nor
+    any configuration file but the clone's."""
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+    environment.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+    return environment

@@ -257,6 +257,46 @@ def test_unmount_ends_a_gc_under_way_and_none_starts_after(remote, tmp_path, cap
     assert not started.exists()
 
 
+@pytest.mark.parametrize("where", ["~/.gitconfig", ".git/config"])
+def test_a_git_configuration_of_the_users_changes_nothing_the_tidying_relies_on(remote, tmp_path, monkeypatch,
+                                                                                 where):
+    """What a user may set for their own clones, in ~/.gitconfig or in this clone's config:
+    the tidying runs as GitFS has it all the same. One pack; the reflog's recent entries
+    kept, a commit left off the branch (a replaced push's) with them; an object nothing
+    reaches yet (written a moment ago) kept; no hook, and done in the foreground. Of the
+    rest, the clone's own configuration applies, the user's never."""
+    clone = aged_clone(remote, tmp_path, AUTO_PACK_LIMIT + 1)
+    git("-c", "gc.auto=0", "commit", "-q", "--allow-empty", "-m", "replaced", cwd=clone)  # (no gc of its own)
+    git("reset", "-q", "--soft", "HEAD~1", cwd=clone)  # the commit is in the reflog alone
+    loose_ref = clone / ".git" / "refs" / "remotes" / "origin" / "main"
+    assert loose_ref.exists()
+    hooks, hooked = tmp_path / "hooks", tmp_path / "hooked"
+    hooks.mkdir()
+    (hooks / "pre-auto-gc").write_text(f"#!/bin/sh\ntouch {hooked}\nexit 1\n")
+    (hooks / "pre-auto-gc").chmod(0o755)
+    home = tmp_path / "user"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL")  # git reads ~/.gitconfig, as under a user's daemon
+    config = home / ".gitconfig" if where == "~/.gitconfig" else clone / ".git" / "config"
+    for key, value in {"gc.auto": "0", "gc.autoDetach": "true", "gc.pruneExpire": "now",
+                       "gc.reflogExpire": "now", "gc.reflogExpireUnreachable": "now",
+                       "gc.bigPackThreshold": "1", "core.hooksPath": str(hooks),
+                       "gc.packRefs": "false"}.items():  # (not pinned: the clone's applies, the user's not)
+        git("config", "--file", str(config), key, value)
+    unreachable = pygit2.Repository(str(clone)).create_blob(b"staged a moment ago, not committed yet\n")
+    reflog = git("reflog", "show", "--format=%H %gs", "HEAD", cwd=clone)
+    assert "replaced" in reflog
+
+    assert keeper(clone).tidy_if_due()
+
+    assert pack_count(clone) <= 2  # (git 2.43 on: the unreachable blob in a cruft pack)
+    assert pygit2.Repository(str(clone))[unreachable]
+    assert git("reflog", "show", "--format=%H %gs", "HEAD", cwd=clone) == reflog
+    assert not hooked.exists() and not (clone / ".git" / "gc.pid").exists()
+    assert loose_ref.exists() == (where == ".git/config")  # refs packed unless the clone says not to
+
+
 def processes():
     """(pid, parent, group) of every live process (a zombie has ended: only its parent's wait is left)."""
     found = []
