@@ -6,6 +6,7 @@ import json
 import os
 
 from gitfs.errors import FatalError
+from gitfs.repo.errors import DENIED_CREDENTIALS, DENIED_EITHER, DENIED_RIGHTS
 from gitfs.routes import CONFLICTS_DIR, GITFS_DIR
 
 RECENT_CONFLICTS = 10  # shown one per line; the status file has up to 50, .gitfs/conflicts/ more
@@ -27,13 +28,27 @@ def _refusal(state: dict) -> list[str]:
     if push.get("result") != "refused":
         return []
     lines = [f"server says: {line}" for line in push.get("server_says", [])]
-    if push.get("writes_refused"):
+    denied = _denied(push)
+    if denied == DENIED_CREDENTIALS:
+        lines.append("what to do:  the server refused this mount's credentials (a wrong, expired or revoked "
+                     "password, token or key): give valid ones and mount again")
+    elif denied == DENIED_EITHER:
+        lines.append("what to do:  the server does not say whether it refused this mount's credentials (an "
+                     "expired or revoked token or password: give valid ones and mount again) or their rights "
+                     "(they may only read: ask for write access, or mount it with -o ro)")
+    elif denied:
         lines.append("what to do:  this mount may not write to the remote: ask for write access, or mount it "
                      "with -o ro to follow it read-only")
     else:
         lines.append("what to do:  change or remove what the server names in current/ (a file over its size "
                      "limit: Git LFS or max_size); the next push sends everything not pushed as one commit")
     return lines
+
+
+def _denied(push: dict) -> str:
+    """What a server that refuses every write denies the mount (PushRefused.denied): "" for a
+    refusal of the push alone; a daemon of an earlier version wrote writes_refused only."""
+    return push.get("denied", DENIED_RIGHTS if push.get("writes_refused") else "")
 
 
 def _count(number: int, noun: str) -> str:
@@ -83,7 +98,9 @@ def _summary(state: dict) -> str:
         return f"state:       {activity}"
     push = state.get("last_push") or {}
     if push.get("result") == "refused":
-        refuses = "refuses writes from this mount" if push.get("writes_refused") else "refused the push"
+        denied = _denied(push)
+        refuses = ("refuses this mount's credentials" if denied == DENIED_CREDENTIALS else
+                   "refuses writes from this mount" if denied else "refused the push")
         return f"state:       the server {refuses}; changes are kept locally and retried"
     if failing:
         return f"state:       {' and '.join(failing)} failing; changes are kept locally and retried"

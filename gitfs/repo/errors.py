@@ -35,22 +35,35 @@ class PushRejected(RemoteError):
     """The remote's branch moved meanwhile (not a fast-forward): merge and push again."""
 
 
+# What a server that refuses every write of a mount denies it (PushRefused.denied).
+DENIED_CREDENTIALS = "credentials"  # its words blame them: wrong, expired, revoked
+DENIED_RIGHTS = "rights"  # the credentials are good, and may only read
+DENIED_EITHER = "credentials or rights"  # its words do not tell (an HTTP 403 alone)
+
+
 class PushRefused(RemoteError):
     """The server said no to the push itself (a hook, a protected branch, a size limit,
-    read-only access): pushing the same commits again gets the same answer.
+    read-only access, credentials it no longer takes): pushing the same commits again gets
+    the same answer.
 
     `reason` is the per-reference (or transport) message, `server_says` the lines the
-    server printed (git shows them as `remote: ...`), `writes_refused` whether the
-    server refuses this mount any write at all (read-only access), `commit` the commit
-    whose push was refused."""
+    server printed (git shows them as `remote: ...`), `denied` what a server that refuses
+    this mount any write at all denies it (DENIED_CREDENTIALS, DENIED_RIGHTS or
+    DENIED_EITHER; "" when it refused this push only), `commit` the commit whose push was
+    refused."""
 
-    def __init__(self, message: str, *, reason: str, server_says: tuple[str, ...] = (),
-                 writes_refused: bool = False, commit: str = ""):
+    def __init__(self, message: str, *, reason: str, server_says: tuple[str, ...] = (), denied: str = "",
+                 commit: str = ""):
         super().__init__(message)
         self.reason = reason
         self.server_says = server_says
-        self.writes_refused = writes_refused
+        self.denied = denied
         self.commit = commit
+
+    @property
+    def writes_refused(self) -> bool:
+        """Whether the server refuses this mount any write, whatever it blames."""
+        return bool(self.denied)
 
 
 class SettingError(GitCoreError):

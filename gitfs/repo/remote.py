@@ -17,8 +17,15 @@ from typing import Callable, Optional, cast
 import pygit2
 
 from gitfs.repo import compat
-from gitfs.repo.credentials import AuthenticationError, Credentials, HostKeyError, _Callbacks
-from gitfs.repo.errors import PushRefused, PushRejected, RemoteError
+from gitfs.repo.credentials import AuthenticationError, Credentials, HostKeyError, _Callbacks, transport_of
+from gitfs.repo.errors import (
+    DENIED_CREDENTIALS,
+    DENIED_EITHER,
+    DENIED_RIGHTS,
+    PushRefused,
+    PushRejected,
+    RemoteError,
+)
 from gitfs.repo.libgit2 import pack_settings
 from gitfs.repo.repository import GIT_DIR, REMOTE_NAME, Repository, branch_ref, remote_ref
 
@@ -135,7 +142,7 @@ def _failure(error: Exception, action: str, url: str) -> RemoteError:
         return RepositoryNotFound(f"{head}: repository not found ({text})")
     if any(word in lower for word in _UNREACHABLE):
         return RemoteUnreachable(f"{head}: cannot reach the server ({text})")
-    if any(word in lower for word in _AUTH):
+    if any(word in lower for word in _AUTH) or _CREDENTIALS_REFUSED.search(lower):
         return AuthenticationError(f"{head}: authentication refused ({text})")
     return RemoteError(f"{head}: {text}")
 
@@ -245,9 +252,18 @@ _RACE = ("non-fast-forward", "fetch first", "not present locally", "cannot lock 
 # a refusal backs off for minutes.
 _REFUSED = re.compile(r"unpacking the sent packfile failed|http status code: 403|\bw any \S+ \S+ denied\b|"
                       r"access denied|service not enabled|permission to \S+ denied|not allowed to push")
-# Words of a server that lets this mount read but not write.
-_WRITES_REFUSED = ("http status code: 403", "service not enabled", "access denied", "read-only", "read only",
-                   "w any ", "write access", "not allowed to push to this repository", "permission to push")
+# Words that blame the credentials (wrong, expired, revoked), not what they may do.
+_CREDENTIALS_REFUSED = re.compile(
+    r"http status code: 401|authentication failed|failed to authenticate|invalid credentials|bad credentials|"
+    r"invalid (?:token|password|username or password)|(?:token|password|credentials|key) (?:has |have |is )?"
+    r"(?:expired|revoked)|expired (?:token|password|credentials|key)")
+# Words of a server that lets these credentials read but not write.
+_RIGHTS_REFUSED = re.compile(r"service not enabled|read-only|read only|\bw any \S+ \S+ denied\b|write access|"
+                             r"not allowed to push|permission to push|permission to \S+ denied")
+# Words of a server that refuses every write of this mount without saying why: over HTTP
+# a forge answers 403 to an expired or revoked token as well as to a reader; a git:// or
+# SSH server has taken the credentials by then (git:// asks for none).
+_WRITES_REFUSED = re.compile(r"http status code: 403|access denied")
 
 
 def server_lines(text: str) -> tuple[str, ...]:
@@ -269,14 +285,24 @@ def _is_race(message: str) -> bool:
     return any(words in lower for words in _RACE)
 
 
+def _denied(url: str, said: str) -> str:
+    """What the server's words (lower case) say it denies this mount: its credentials, their
+    rights, either, or nothing but this push ("")."""
+    if _CREDENTIALS_REFUSED.search(said):
+        return DENIED_CREDENTIALS
+    if _RIGHTS_REFUSED.search(said):
+        return DENIED_RIGHTS
+    if _WRITES_REFUSED.search(said):
+        return DENIED_EITHER if transport_of(url) in ("http", "https") else DENIED_RIGHTS
+    return ""
+
+
 def _refusal(url: str, reason: str, server_says: tuple[str, ...], commit: pygit2.Oid) -> PushRefused:
-    said = " ".join([reason.lower(), *server_says]).lower()
-    writes_refused = any(words in said for words in _WRITES_REFUSED)
+    denied = _denied(url, " ".join([reason, *server_says]).lower())
     text = f"push to {redact_url(url)} refused by the server: {reason}"
     if server_says:
         text += "; the server says: " + " | ".join(server_says)
-    return PushRefused(text, reason=reason, server_says=server_says, writes_refused=writes_refused,
-                       commit=str(commit))
+    return PushRefused(text, reason=reason, server_says=server_says, denied=denied, commit=str(commit))
 
 
 def push(repo: Repository, credentials: Credentials, *, source_ref: Optional[str] = None,

@@ -33,7 +33,7 @@ class StatusReport(Protocol):
     def push_ok(self) -> None: ...
     def push_failed(self, error: str) -> None: ...
     def push_refused(self, error: str, *, reason: str, server_says: tuple[str, ...], commit: str,
-                     writes_refused: bool) -> None: ...
+                     denied: str = "") -> None: ...
 
 
 class RemoteLink:
@@ -96,7 +96,7 @@ class RemoteLink:
             raise
         except PushRefused as refused:
             self._status.push_refused(str(refused), reason=refused.reason, server_says=refused.server_says,
-                                      commit=refused.commit, writes_refused=refused.writes_refused)
+                                      commit=refused.commit, denied=refused.denied)
             self._metrics.push(False, took)
             self._metrics.push_refused()
             self._log_change("push", str(refused))

@@ -61,12 +61,13 @@ class SyncStatus:
         self._record("last_push", False, error)
 
     def push_refused(self, error: str, *, reason: str, server_says: tuple[str, ...], commit: str,
-                     writes_refused: bool) -> None:
-        """The server said no to the push itself: its reason and its own words, the commit refused."""
+                     denied: str = "") -> None:
+        """The server said no to the push itself: its reason and its own words, the commit
+        refused, and what it denies this mount if it refuses it every write (PushRefused.denied)."""
         with self._lock:
             self._state["last_push"] = {"time": _now(), "result": "refused", "error": error, "reason": reason,
                                         "server_says": list(server_says), "commit": commit,
-                                        "writes_refused": writes_refused}
+                                        "writes_refused": bool(denied), "denied": denied}
             self._state["last_error"] = {"time": _now(), "message": error}
 
     def conflicts(self, paths: list[str], remote_commit, *, files: Optional[dict[str, str]] = None,

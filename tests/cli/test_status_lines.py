@@ -1,5 +1,7 @@
 """Layer 1: the first line of `gitfs status` while a batch is committed or pushed."""
 
+from __future__ import annotations
+
 from gitfs.status_command import format_status
 
 
@@ -25,12 +27,15 @@ def test_the_status_says_what_runs():
     assert first_line() == "state:       syncing (changes waiting for the quiet period or the next push)"
 
 
-def refused_state(writes_refused: bool) -> dict:
+def refused_state(writes_refused: bool, denied: str | None = None) -> dict:
+    """denied=None: the status file of a daemon that wrote writes_refused only."""
     error = "push to git://host/team.git refused by the server: pre-receive hook declined; the server says: no"
-    return {**state(), "last_push": {"time": "2026-12-06T02:00:00+0000", "result": "refused", "error": error,
-                                     "reason": "pre-receive hook declined", "server_says": ["policy: frozen", "2nd"],
-                                     "commit": "0123456789abcdef", "writes_refused": writes_refused},
-            "last_error": {"time": "2026-12-06T02:00:00+0000", "message": error}}
+    push = {"time": "2026-12-06T02:00:00+0000", "result": "refused", "error": error,
+            "reason": "pre-receive hook declined", "server_says": ["policy: frozen", "2nd"],
+            "commit": "0123456789abcdef", "writes_refused": writes_refused}
+    if denied is not None:
+        push["denied"] = denied
+    return {**state(), "last_push": push, "last_error": {"time": "2026-12-06T02:00:00+0000", "message": error}}
 
 
 def test_a_refused_push_is_told_in_the_server_words_with_what_to_do():
@@ -45,3 +50,31 @@ def test_a_refused_push_is_told_in_the_server_words_with_what_to_do():
     lines = format_status(refused_state(True)).splitlines()
     assert lines[0] == "state:       the server refuses writes from this mount; changes are kept locally and retried"
     assert any("mount it with -o ro" in line for line in lines)
+
+
+def what_to_do(lines: list[str]) -> str:
+    [line] = [line for line in lines if line.startswith("what to do:")]
+    return line
+
+
+def test_credentials_refused_are_told_apart_from_rights_refused():
+    lines = format_status(refused_state(True, "credentials")).splitlines()
+    assert lines[0] == "state:       the server refuses this mount's credentials; changes are kept locally and retried"
+    advice = what_to_do(lines)
+    assert "refused this mount's credentials" in advice and "give valid ones" in advice
+    assert "write access" not in advice and "-o ro" not in advice
+
+    lines = format_status(refused_state(True, "rights")).splitlines()
+    assert lines[0] == "state:       the server refuses writes from this mount; changes are kept locally and retried"
+    advice = what_to_do(lines)
+    assert "ask for write access" in advice and "-o ro" in advice and "credentials" not in advice
+
+    # An HTTP 403 alone: both, in one line.
+    lines = format_status(refused_state(True, "credentials or rights")).splitlines()
+    assert lines[0] == "state:       the server refuses writes from this mount; changes are kept locally and retried"
+    advice = what_to_do(lines)
+    assert "credentials" in advice and "expired" in advice and "write access" in advice and "-o ro" in advice
+
+    # A status file written before `denied` existed reads as before.
+    assert what_to_do(format_status(refused_state(True)).splitlines()) == what_to_do(
+        format_status(refused_state(True, "rights")).splitlines())

@@ -3,6 +3,8 @@ mount: what the server answers becomes the right error, and its words are cleane
 
 - A per-reference answer of the server's own wording: `git daemon` runs receive-pack, whose
   proc-receive hook (receive.procReceiveRefs) answers `ng REF REASON` with any text.
+- What a server that refuses every write denies: `ng` answers, git daemon without
+  receive-pack, an sshd whose forced command says the credentials expired.
 - A server that prints a line and drops the connection: a git:// server of a few lines
   here, which advertises the bare repository's refs, reads the push's commands, prints a
   banner on the progress channel and closes.
@@ -20,10 +22,11 @@ from pathlib import Path
 import pytest
 
 from gitfs.repo import remote as remote_ops
-from gitfs.repo.errors import PushRefused
-from gitfs.repo.remote import Credentials, RemoteUnreachable
+from gitfs.repo.errors import DENIED_CREDENTIALS, DENIED_RIGHTS, PushRefused
+from gitfs.repo.remote import AuthenticationError, Credentials, RemoteUnreachable
 from gitfs.repo.repository import Repository
 from helpers import clone_of, git
+from servers import free_port, start_server, stop_group, wait_listening
 
 # The server's per-reference answer: a colour, a bell, a window title set by an escape
 # sequence, C1's CSI, a right-to-left override, a URL with a password and a token.
@@ -72,11 +75,16 @@ def clone_with_a_commit(remote, path: Path, url: str) -> Repository:
     return Repository(str(path), remote.branch)
 
 
-def test_the_server_answer_for_a_reference_is_cleaned(remote, git_daemon, tmp_path):
+def answer_every_ref(remote, reason: str) -> None:
+    """The bare repository's receive-pack answers `ng REF reason` to every branch pushed."""
     git("--git-dir", str(remote.bare), "config", "receive.procReceiveRefs", "refs/heads/")
     hook = remote.bare / "hooks" / "proc-receive"
-    hook.write_text(PROC_RECEIVE.format(python=sys.executable, reason=NASTY_REASON.encode()))
+    hook.write_text(PROC_RECEIVE.format(python=sys.executable, reason=reason.encode()))
     hook.chmod(0o755)
+
+
+def test_the_server_answer_for_a_reference_is_cleaned(remote, git_daemon, tmp_path):
+    answer_every_ref(remote, NASTY_REASON)
     before = remote.head()
     repo = clone_with_a_commit(remote, tmp_path / "clone", git_daemon.url)
     with pytest.raises(PushRefused) as refused:
@@ -84,6 +92,48 @@ def test_the_server_answer_for_a_reference_is_cleaned(remote, git_daemon, tmp_pa
     assert refused.value.reason == CLEAN_REASON
     assert str(refused.value).endswith(f"refused by the server: {CLEAN_REASON}"), str(refused.value)
     assert remote.head() == before
+    assert refused.value.denied == "" and not refused.value.writes_refused  # this push, not every write
+
+
+# -- what a server that refuses every write denies: the credentials, or their rights ------------
+
+def test_an_answer_that_blames_the_token_is_told_as_credentials_refused(remote, git_daemon, tmp_path):
+    answer_every_ref(remote, "token expired: renew it under Settings, Access tokens")
+    repo = clone_with_a_commit(remote, tmp_path / "clone", git_daemon.url)
+    with pytest.raises(PushRefused) as refused:
+        remote_ops.push(repo, Credentials())
+    assert refused.value.denied == DENIED_CREDENTIALS and refused.value.writes_refused
+
+
+def test_a_git_daemon_that_serves_no_push_denies_rights(remote, tmp_path):
+    """git daemon without receive-pack says "access denied": git:// carries no credentials,
+    so it is the rights (ask for write access, or mount read-only)."""
+    port = free_port()
+    daemon = start_server(["git", "daemon", "--reuseaddr", "--export-all", "--listen=127.0.0.1", f"--port={port}",
+                           f"--base-path={remote.bare.parent}", remote.bare.parent],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_listening(daemon, port, "git daemon")
+        repo = clone_with_a_commit(remote, tmp_path / "clone", f"git://127.0.0.1:{port}/{remote.bare.name}")
+        with pytest.raises(PushRefused) as refused:
+            remote_ops.push(repo, Credentials())
+    finally:
+        stop_group(daemon)
+    assert "access denied" in refused.value.reason
+    assert refused.value.denied == DENIED_RIGHTS
+
+
+def test_an_ssh_server_that_says_the_token_expired_refuses_the_credentials(remote, sshd, ssh_keys, tmp_path):
+    """A forge's SSH server takes the key, then its command says the credentials expired and
+    exits before git runs: an authentication failure, not the advice to ask for write access."""
+    said = "ERROR: your token has expired, renew it under Settings"
+    (sshd.directory / "authorized_keys").write_text(
+        f'command="echo \'{said}\' >&2; exit 1" {ssh_keys.plain.public_line()}\n')
+    repo = clone_with_a_commit(remote, tmp_path / "clone", sshd.url(remote.bare))
+    credentials = Credentials(ssh_key=str(ssh_keys.plain.private), ssh_strict_host_key_checking=False)
+    with pytest.raises(AuthenticationError) as failed:
+        remote_ops.push(repo, credentials)
+    assert "authentication refused" in str(failed.value) and said in str(failed.value), str(failed.value)
 
 
 # -- a server that prints a banner and drops the connection ---------------------------------

@@ -196,8 +196,10 @@ def test_gitolite_tells_a_reader_that_the_server_refuses_writes(gitolite, mount_
     wait_for(lambda: refused(mount), timeout=30, message="gitolite's refusal in the status")
     push = refused(mount)
     assert push["writes_refused"] and "FATAL: W any team reader DENIED" in push["reason"], push
+    assert push["denied"] == "rights", push  # the key was taken: it may only read
     shown = run_gitfs("status", mount.path).stdout
     assert "the server refuses writes from this mount" in shown and "-o ro" in shown, shown
+    assert "credentials" not in shown, shown
     assert git("--git-dir", str(gitolite.repository("team")), "rev-parse", "main").strip() == gitolite.seeded["team"]
 
 
@@ -223,5 +225,10 @@ def test_an_http_server_that_forbids_pushes_refuses_writes(remote, http_server, 
     wait_for(lambda: refused(mount), timeout=30, message="the refusal in the status")
     push = refused(mount)
     assert push["writes_refused"] and "403" in push["reason"], push
-    assert "the server refuses writes from this mount" in run_gitfs("status", mount.path).stdout
-    assert "refused the password" not in mount.log_text()  # not taken for a credentials problem
+    # A 403 alone does not tell an expired or revoked token from a reader: both are said.
+    assert push["denied"] == "credentials or rights", push
+    shown = run_gitfs("status", mount.path).stdout
+    assert "the server refuses writes from this mount" in shown, shown
+    [advice] = [line for line in shown.splitlines() if line.startswith("what to do:")]
+    assert "credentials" in advice and "expired" in advice and "write access" in advice and "-o ro" in advice
+    assert "refused the password" not in mount.log_text()  # the password was taken: the fetch works
