@@ -9,10 +9,15 @@ pointer, never as a change. Links are staged as links.
 Hashing a big file is slow, and staging runs while writes are frozen: `prepare` cleans
 the files of a batch beforehand, outside the freeze, and remembers each file's pointer
 with its stat signature; staging then reuses it if the file has not changed since.
+
+Working files are reached beneath the clone's root (gitfs/repo/beneath.py), as the rest
+of the core reaches them: a folder replaced by a symlink is never followed, so no file
+outside the clone is ever copied into the store or committed.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterable
@@ -22,6 +27,7 @@ from gitfs.lfs import attributes, pointer
 from gitfs.lfs.errors import UnsupportedPointer
 from gitfs.lfs.pointer import Pointer
 from gitfs.lfs.store import ObjectStore
+from gitfs.repo import beneath
 from gitfs.repo.content_filter import FilterSource
 
 Signature = tuple[int, int, int, int, int]
@@ -49,13 +55,19 @@ class Cleaner:
                     self.clean(root, relative)
                 except (FileNotFoundError, NotADirectoryError):
                     continue
+                except OSError as error:
+                    # ELOOP: it runs through a link now; ENAMETOOLONG: no disk here holds it.
+                    # Gone, as staging sees it (it never follows a link either).
+                    if error.errno not in (errno.ELOOP, errno.ENAMETOOLONG):
+                        raise
         finally:
             os.close(root)
 
     def clean(self, root: int, relative: str) -> Optional[tuple[bytes, os.stat_result]]:
         """The pointer's text to stage for relative (under the root descriptor) and the
-        file's lstat, if it is an LFS file; None if it is not one (staged as it is)."""
-        st = os.lstat(relative, dir_fd=root)
+        file's lstat, if it is an LFS file; None if it is not one (staged as it is). ELOOP
+        for a path that runs through a link."""
+        st = beneath.lstat(root, relative)
         if not _lfs_content(self.source, relative, st):
             return None
         return self.blob_text(root, relative, st), st
@@ -66,7 +78,7 @@ class Cleaner:
         known = self._cleaned.get(relative)
         if known is not None and known[0] == signature(st) and (known[2] is None or self.store.has(known[2])):
             return known[1]
-        fd = os.open(relative, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=root)
+        fd = beneath.open_beneath(root, relative, os.O_RDONLY | os.O_NOFOLLOW)
         with os.fdopen(fd, "rb") as handle:
             text = _pointer_text(handle, st.st_size)
             found = None

@@ -7,6 +7,8 @@ put them there, and `git lfs smudge` / `git lfs pull` read what GitFS put there)
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import io
 import os
 import stat
@@ -15,6 +17,7 @@ import threading
 import pytest
 
 from gitfs.lfs import attributes, endpoint, pointer
+from gitfs.lfs import setup as lfs_setup
 from gitfs.lfs.content import LfsContent
 from gitfs.lfs.errors import ObjectCorrupt, ObjectMissing, ObjectPending, UnsupportedPointer
 from gitfs.lfs.pointer import Pointer
@@ -308,3 +311,41 @@ def test_credentials_go_only_to_the_remotes_own_server_or_lfs_url():
     assert allowed("https://other/lfs", endpoint.FROM_OPTION)
     ssh = endpoint.Endpoint("ssh://git@host/o/r.git", endpoint.FROM_REMOTE)
     assert not endpoint.may_authenticate(ssh, endpoint.server_url(ssh), ssh.url)
+
+
+def test_the_cleaner_never_follows_a_folder_replaced_by_a_link(lfs_remote, tmp_path):
+    """A folder of the working tree replaced by a symlink to a folder outside the clone
+    (by a remote change, by a program working in the clone directly) after a write in it
+    was queued: cleaning that path reads nothing through the link, so the file outside
+    is neither copied into the store nor staged. The folder outside is another checkout
+    of a project that uses LFS: its own rules make the path an LFS one for libgit2 (which
+    resolves the link), so the attributes do not stop the cleaner by themselves."""
+    clone = tmp_path / "clone"
+    git("clone", "-q", str(lfs_remote.bare), str(clone))
+    repo = Repository(str(clone), lfs_remote.branch)
+    lfs = lfs_setup.content_for(repo, str(lfs_remote.bare))
+    assert lfs is not None
+    repo.content_filter = lfs
+    (clone / "deep").mkdir()
+    (clone / "deep" / "scan.bin").write_bytes(b"the user's own scan\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = b"a file outside the clone, never to be committed\n"
+    (outside / "scan.bin").write_bytes(secret)
+    (outside / ".gitattributes").write_text("*.bin filter=lfs diff=lfs merge=lfs -text\n")
+    (clone / "deep" / "scan.bin").unlink()
+    (clone / "deep").rmdir()
+    (clone / "deep").symlink_to(outside)
+
+    repo.prepare_staging(["deep/scan.bin"])  # outside the freeze: hashes into the store
+    root = os.open(clone, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with pytest.raises(OSError) as through_a_link:
+            lfs.cleaner.clean(root, "deep/scan.bin")
+    finally:
+        os.close(root)
+    assert through_a_link.value.errno == errno.ELOOP
+    outside_object = Pointer(hashlib.sha256(secret).hexdigest(), len(secret))
+    assert not lfs.store.has(outside_object)
+    repo.stage_paths(["deep/scan.bin"])
+    assert not [path for path in (entry.path for entry in repo.index()) if path.startswith("deep")]
