@@ -20,9 +20,13 @@ shows for .gitfs/status and .gitfs/metrics (their content is read with direct_io
 from __future__ import annotations
 
 import enum
+import os
+import stat
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any, Optional, Protocol
+
+from gitfs.repo import beneath
 
 
 @dataclass(frozen=True)
@@ -33,13 +37,14 @@ class Rule:
 
 
 ENTRIES = Rule("a name found in a folder", 3600.0,
-               "a remote change removed or replaced it (WorktreeForgetter); the branch moved, "
+               "a remote change removed it or changed its type (WorktreeForgetter); the branch moved, "
                "for history/ and the days that changed (HistoryForgetter); the mount went idle, "
                "for the names below history/ (HistoryForgetter) and the versions of the files "
                "listed under .gitfs/versions/ (VersionsForgetter), but processes' working directories")
 ATTRIBUTES = Rule("a path's attributes", 3600.0,
-                  "a remote change wrote it or a path below it; a change through another name "
-                  "of the same hard link in its folder (views/links.py)")
+                  "a remote change wrote it or a path below it, and once more at the end of that "
+                  "sync where the kernel still shows the old file (WorktreeForgetter.recheck); a "
+                  "change through another name of the same hard link in its folder (views/links.py)")
 MISSING = Rule("a name found missing", 0.0,
                "never kept: a name that appears on the remote must show at once")
 PAGES = Rule("an open file's pages", 3600.0,
@@ -99,6 +104,7 @@ class Kernel(Protocol):
     def active(self) -> bool: ...
     def node_ids(self, paths: Iterable[str]) -> dict[str, int]: ...
     def invalidate(self, paths: Iterable[str]) -> None: ...
+    def attributes(self, path: str) -> Optional[os.stat_result]: ...
     def invalidate_while_serving(self, paths: Iterable[str]) -> None: ...
     def forget_entries(self, parents: dict[str, int], removed: Iterable[str]) -> None: ...
 
@@ -107,9 +113,11 @@ class WorktreeForgetter:
     """What the kernel forgets of current/ (worktree.WorktreeKernelView and
     views.links.KernelAttributes): relative paths of the working tree to mount paths."""
 
-    def __init__(self, kernel: Kernel, prefix: str):
+    def __init__(self, kernel: Kernel, prefix: str, workdir: str):
         self.kernel = kernel
         self.prefix = prefix  # "/current", or "" when current_path=/
+        self.workdir = workdir  # the working tree the mount shows there
+        self._written: set[str] = set()  # files told of since the last recheck
 
     def _mount_path(self, relative: str) -> str:
         relative = relative.strip("/")
@@ -132,6 +140,34 @@ class WorktreeForgetter:
         for path in paths:
             changed.update(_parents(path))
         self.kernel.invalidate(self._mount_path(path) for path in sorted(changed))
+        self._written |= {path.strip("/") for path in paths} - gone
+
+    def recheck(self) -> list[str]:
+        """The files told of since the last recheck, compared as the kernel shows them with
+        the working tree (type, size, mtime): a reply the kernel read from a replaced file
+        and took after the notification (a lookup under way then) leaves its attributes for
+        an hour. Those that differ are told again; returned, for the caller to say so."""
+        written, self._written = self._written, set()
+        if not self.kernel.active:
+            return []
+        stale = []
+        root = os.open(self.workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            for path in sorted(written)[:RECHECKED]:
+                shown = self.kernel.attributes(self._mount_path(path))
+                try:
+                    disk: Optional[os.stat_result] = beneath.lstat(root, path)
+                except OSError:
+                    disk = None
+                if shown is None or disk is None:
+                    continue  # gone since, or never known: the kernel asks anew
+                if _attributes(shown) != _attributes(disk):
+                    stale.append(path)
+        finally:
+            os.close(root)
+        if stale:
+            self.kernel.invalidate(self._mount_path(path) for path in stale)
+        return stale
 
 
 class HistoryForgetter:
@@ -227,6 +263,13 @@ class VersionsForgetter:
             folder = f"{self.prefix}/{path}"
             self.kernel.forget_entries({folder: node}, (f"{folder}/{listing.name(number)}"
                                                         for number in range(len(listing))))
+
+
+RECHECKED = 256  # files compared by one recheck: a pull of thousands costs no more
+
+
+def _attributes(st: os.stat_result) -> tuple[int, int, int]:
+    return stat.S_IFMT(st.st_mode), st.st_size, st.st_mtime_ns
 
 
 def _parents(path: str) -> list[str]:

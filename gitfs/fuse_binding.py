@@ -235,6 +235,7 @@ class KernelCache:
 
     - invalidate(paths): drops the attributes and cached pages of each mount path
       (`fuse_invalidate_path`); a path the kernel does not know is skipped.
+    - attributes(path): what lstat through the mount shows of it now.
     - invalidate_while_serving(paths): the same from a FUSE call, for what a change
       through one name changed under the file's other names (views/links.py). The
       kernel takes no folder or inode lock for it (only the other names' pages), so the
@@ -302,6 +303,16 @@ class KernelCache:
                 return
             for path in paths:
                 self._invalidate_path(self._fuse, path.encode("utf-8", "surrogateescape"))
+
+    def attributes(self, path: str) -> Optional[os.stat_result]:
+        """What a program's lstat of the mount path shows now (the kernel's cached attributes
+        while they last); None when unmounted or missing."""
+        if not self.active:
+            return None
+        try:
+            return os.lstat(self.mount_point + path)
+        except OSError:
+            return None
 
     def invalidate_while_serving(self, paths: Iterable[str]) -> None:
         """invalidate(), from a FUSE call of this mount: the session lives at least as long

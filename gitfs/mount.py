@@ -82,7 +82,7 @@ class Mount:
         self.days = CommitDays(repo.branch_tip, repo.walk_commits, repo.is_ancestor,
                                moves=lambda: repo.branch_moves, indexed=libgit2.release_free_memory)
         self.kernel = KernelCache(options.mount_point)
-        self.worktree_kernel = WorktreeForgetter(self.kernel, mount_prefix(options.current_path))
+        self.worktree_kernel = WorktreeForgetter(self.kernel, mount_prefix(options.current_path), repo.workdir)
         self.history_kernel = HistoryForgetter(self.kernel, mount_prefix(options.history_path),
                                                new_days=self._days_between, all_days=self.days.days,
                                                indexed_days=self.days.indexed_days, commits_of=self.days.names)

@@ -220,9 +220,14 @@ class KernelNotes:
 
     def __init__(self) -> None:
         self.told: list[tuple[set[str], list[str]]] = []
+        self.stale: list[str] = []  # what the next recheck finds the kernel showing as it was
 
     def changed(self, paths, removed) -> None:
         self.told.append((set(paths), list(removed)))
+
+    def recheck(self) -> list[str]:
+        stale, self.stale = self.stale, []
+        return stale
 
 
 class RacingRemoteLink(RemoteLink):

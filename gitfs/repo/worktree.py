@@ -16,9 +16,10 @@ left out of the working tree and recorded in Repository.skipped: it stays in
 the index and the commits, and the sync goes on.
 
 The kernel caches names, attributes and pages of current/ for long: apply_changes
-returns the paths it removed or replaced, and the caller tells the kernel (a
-WorktreeKernelView: cache_policy.WorktreeForgetter) to forget what it had of them and
-of every changed path, once SyncState.frozen() is released (see sync/cycle.py).
+returns the paths it removed or whose type changed, and the caller tells the kernel (a
+WorktreeKernelView: cache_policy.WorktreeForgetter) to forget their names, and the
+attributes and pages of every changed path, once SyncState.frozen() is released (see
+sync/cycle.py). differing_paths and rewrite let the cycle check and mend its own work.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import shutil
 import stat
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import BinaryIO, Protocol, cast
+from typing import BinaryIO, Optional, Protocol, cast
 
 import pygit2
 
@@ -40,7 +41,7 @@ from gitfs.repo.compat import DeltaStatus
 from gitfs.repo.errors import local_write
 from gitfs.repo.index_entry import add_with_stat
 from gitfs.repo.reading import diff_trees
-from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, GIT_DIR, Repository
+from gitfs.repo.repository import FILEMODE_BLOB, FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, GIT_DIR, Repository
 
 log = logging.getLogger(__name__)
 
@@ -77,11 +78,17 @@ class WorktreeKernelView(Protocol):
         `removed`, and the attributes and pages of `paths` and of their folders."""
         ...
 
+    def recheck(self) -> list[str]:
+        """Of the paths told of since the last recheck, those the kernel still showed as
+        they were before (told again now)."""
+        ...
+
 
 @local_write()
 def apply_changes(repo: Repository, changes: TreeChanges) -> list[str]:
     """Apply the changes to the working tree and the index. Returns every path that
-    was removed or replaced (files and folders; a written file is a new inode)."""
+    was removed or now names another kind of thing (files, links and folders); a file
+    rewritten as a file is not among them."""
     index = repo.index()
     removed: list[str] = []
     root = os.open(repo.workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -119,6 +126,87 @@ def apply_changes(repo: Repository, changes: TreeChanges) -> list[str]:
         os.close(root)
     index.write()
     return removed
+
+
+CHECKED_PATHS = 256  # paths of one update compared with the tree afterwards: a pull of thousands costs no more
+CHECKED_BYTES = 1 << 20  # a larger file is compared by size and type only, never read again whole
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    """A file of a tree as apply_changes takes it (the fields of a pygit2.DiffFile it reads)."""
+
+    path: str
+    id: pygit2.Oid
+    mode: int
+
+
+def differing_paths(repo: Repository, tree: pygit2.Oid, paths: Collection[str]) -> list[str]:
+    """Of `paths` (at most CHECKED_PATHS of them), those whose working file is not what
+    `tree` holds there: missing, there although the tree lacks it, of another type, or
+    with other bytes. The paths a content filter writes (Git LFS: the object, not the
+    blob) and those this disk cannot hold are not compared."""
+    git = repo.git
+    root_tree = cast(pygit2.Tree, git[tree])
+    differing = []
+    root = os.open(repo.workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for path in sorted(paths)[:CHECKED_PATHS]:
+            if path in repo.skipped:
+                continue
+            try:
+                entry = root_tree[path]
+            except KeyError:
+                entry = None
+            if entry is not None and (entry.filemode == FILEMODE_COMMIT or entry.type_str == "tree"):
+                continue  # a folder, or a submodule's: its files are compared themselves
+            if not _holds(repo, root, path, entry):
+                differing.append(path)
+    finally:
+        os.close(root)
+    return differing
+
+
+def _holds(repo: Repository, root: int, path: str, entry: Optional[pygit2.Object]) -> bool:
+    """Whether the working tree holds at path what the tree entry says (None: nothing)."""
+    try:
+        st = beneath.lstat(root, path)
+    except (FileNotFoundError, NotADirectoryError):
+        return entry is None
+    except OSError as error:
+        if error.errno == errno.ELOOP:  # a link where a folder of the path was: not the tree's file
+            return entry is None
+        raise
+    if entry is None:
+        return stat.S_ISDIR(st.st_mode)  # a file the tree lacks; a folder may hold untracked files
+    source = repo.checkout_source(path, entry.id, entry.filemode)
+    if source is not None:
+        source.close()
+        return True
+    if entry.filemode == FILEMODE_LINK:
+        return stat.S_ISLNK(st.st_mode) and os.fsencode(beneath.readlink(root, path)) == repo.blob_bytes(entry.id)
+    if not stat.S_ISREG(st.st_mode) or bool(st.st_mode & 0o100) != (entry.filemode == FILEMODE_EXEC):
+        return False
+    size = repo.blob_size(entry.id)
+    if st.st_size != size or size > CHECKED_BYTES:
+        return st.st_size == size
+    with os.fdopen(beneath.open_beneath(root, path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), "rb") as handle:
+        return pygit2.hash(handle.read(CHECKED_BYTES + 1)) == entry.id
+
+
+def rewrite(repo: Repository, tree: pygit2.Oid, paths: Collection[str]) -> list[str]:
+    """Write `paths` as `tree` holds them (removed where it lacks them), as apply_changes
+    does; the paths removed or replaced."""
+    root_tree = cast(pygit2.Tree, repo.git[tree])
+    changes = TreeChanges()
+    for path in paths:
+        try:
+            entry = root_tree[path]
+        except KeyError:
+            changes.deletions.append(TreeEntry(path, pygit2.Oid(raw=b"\0" * 20), 0))
+        else:
+            changes.writes.append(TreeEntry(path, entry.id, entry.filemode))
+    return apply_changes(repo, changes)
 
 
 @local_write()
@@ -223,17 +311,24 @@ def _remove_tree(folder: int, name: str) -> None:
 
 def _write_file(root: int, relative: str, mode: int, data: memoryview | BinaryIO) -> list[str]:
     """Write the file (a new inode, renamed into place); the relative paths it replaced:
-    itself (the old name now names another file) and files that stood where folders go."""
+    itself where it was no file before (a folder, a link, nothing), and files that stood
+    where folders go."""
     names = _names(relative)
     folder, replaced = _make_directories(root, names[:-1])
     name = names[-1]
     try:
-        replaced.append(relative)
         try:
-            if stat.S_ISDIR(os.lstat(name, dir_fd=folder).st_mode):
-                _remove_tree(folder, name)  # the remote replaced a directory by a file
+            before = os.lstat(name, dir_fd=folder).st_mode
         except FileNotFoundError:
-            pass
+            before = None
+        # A file rewritten as a file keeps its name in the kernel: only its attributes and
+        # pages go (the caller's kernel view is told of every written path). Its node then
+        # stays, and the kernel drops a reply read from the old file that lands after the
+        # notification; a forgotten name's new node would take such a reply as current.
+        if not (before is not None and stat.S_ISREG(before) and mode in (FILEMODE_BLOB, FILEMODE_EXEC)):
+            replaced.append(relative)
+        if before is not None and stat.S_ISDIR(before):
+            _remove_tree(folder, name)  # the remote replaced a directory by a file
         temporary = f".gitfs-{secrets.token_hex(4)}"
         if mode == FILEMODE_LINK:
             target = bytes(cast(memoryview, data))  # a link is never an LFS object

@@ -30,7 +30,7 @@ from gitfs.repo.hard_links import other_names
 from gitfs.repo.ignore import IgnoreRules, is_gitignore
 from gitfs.repo.repository import Repository
 from gitfs.repo.rescue import save_local_history
-from gitfs.repo.worktree import TreeChanges, WorktreeKernelView, apply_changes, tree_changes
+from gitfs.repo.worktree import TreeChanges, WorktreeKernelView, apply_changes, differing_paths, rewrite, tree_changes
 from gitfs.sync.failed_writes import FailedWrites
 from gitfs.sync.jobs import CommitJob, PendingJobs, batch_message, describe_batch, describe_changes, job_paths
 from gitfs.sync.metrics import Metrics
@@ -120,6 +120,8 @@ class SyncCycle:
         self.failed_writes = failed_writes or FailedWrites()  # files left out of commits until written again
         self.save_wait = save_wait  # how long a document renamed away by a save may be missing
         self._saves_awaited: tuple[str, ...] = ()
+        self._brought_in: set[str] = set()  # paths the remote's changes wrote this cycle: checked at its end
+        self._said_differing = False  # the working tree or the kernel was found behind the branch once
 
     @property
     def left_uncommitted(self) -> int:
@@ -143,7 +145,10 @@ class SyncCycle:
             self.repo.prepare_staging(pending)  # big LFS files hashed before the freeze
             with self.state.frozen():
                 committed = self.commit_pending(include_open=include_open, hold=hold)
-        result = self.sync_with_remote(hold=hold)
+        try:
+            result = self.sync_with_remote(hold=hold)
+        finally:
+            self.check_brought_in()
         return dataclasses.replace(result, committed=committed, saves_awaited=self._saves_awaited)
 
     def commit_pending(self, include_open: bool = False, hold: Collection[str] = (),
@@ -399,7 +404,46 @@ class SyncCycle:
         parent folder, which a FUSE call in that folder may hold while it waits for
         frozen() to end), and Git LFS turned on if a .gitattributes brought its first rule."""
         self.kernel.changed(applied.paths, applied.removed)
+        self._brought_in |= applied.paths
         self._follow_lfs_rules(applied.paths)
+
+    def check_brought_in(self) -> None:
+        """At the end of a cycle that brought the remote's changes in: every path they
+        wrote holds in the working tree what the branch holds, and the kernel shows it as
+        the disk has it. A file written here since (a job queued, open, a failed write) is
+        a local change and is left alone. Whatever differs is written again from the
+        branch and told to the kernel again, and said loudly once: the next commit would
+        otherwise take a colleague's lines out of the remote."""
+        paths, self._brought_in = self._brought_in, set()
+        if not paths:
+            return
+        rewritten: list[str] = []
+        removed: list[str] = []
+        with self.state.frozen():
+            tip = self.repo.branch_tip()
+            if tip is not None:
+                local = self.jobs.paths() | {path.strip("/") for path in self.open_files.paths()} | \
+                    self.failed_writes.paths()
+                rewritten = differing_paths(self.repo, self.repo.root_tree(tip),
+                                            [path for path in paths if not _under(path, local)])
+                if rewritten:
+                    removed = rewrite(self.repo, self.repo.root_tree(tip), rewritten)
+        if rewritten:
+            self._say_differing("the working tree", rewritten)
+            self.kernel.changed(set(rewritten), removed)
+        received = self.jobs.received
+        stale = self.kernel.recheck()
+        local = self.jobs.paths() | {path.strip("/") for path in self.open_files.paths()}
+        stale = [path for path in stale if not _under(path, local)]
+        if stale and self.jobs.received == received:  # no write through the mount meanwhile
+            self._say_differing("what the kernel shows of current/", stale)
+
+    def _say_differing(self, what: str, paths: list[str]) -> None:
+        """An error the first time (a bug to report), then at debug level: mended each time."""
+        level = logging.DEBUG if self._said_differing else logging.ERROR
+        self._said_differing = True
+        log.log(level, "%s differed from the branch after the remote's changes were applied, at %s; "
+                "brought up to date from the branch", what, _some(set(paths)))
 
     def _follow_lfs_rules(self, changed: Collection[str]) -> None:
         """Git LFS turned on if a changed .gitattributes brings the first filter=lfs rule:

@@ -4,6 +4,7 @@ commit -> fetch -> accept mine -> apply -> push, against a bare remote that the 
 person's clone pushes to, sometimes right between our fetch and our push.
 """
 
+import io
 import logging
 import os
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 from gitfs.repo.errors import RemoteError, local_write
 from gitfs.repo.repository import Repository
 from gitfs.sync.jobs import CommitJob
-from helpers import git, ls_tree, make_rig, stage_files, worktree_tree
+from helpers import clone_of, git, ls_tree, make_rig, stage_files, worktree_tree
 
 
 def test_a_write_is_committed_and_pushed(rig):
@@ -208,6 +209,75 @@ def test_the_kernel_is_told_what_the_remote_s_change_replaced(rig):
     assert rig.read("testing") == "their edit\n"
     ((paths, removed),) = rig.kernel.told
     assert paths == {"theirs/new.txt", "testing"}
-    assert "testing" in removed  # written anew: a new inode behind the old name
+    # A file rewritten as a file keeps its name (its attributes and pages go, as `paths`):
+    # a forgotten name's new node would take a reply read from the old file as current.
+    assert "testing" not in removed
     rig.cycle.run()  # nothing new: nothing to tell
     assert len(rig.kernel.told) == 1
+
+
+def test_a_file_the_remote_turns_into_a_link_or_a_folder_loses_its_name(rig):
+    theirs = clone_of(rig.remote, Path(rig.path).parent / "theirs")
+    os.remove(theirs / "testing")
+    os.symlink("me", theirs / "testing")
+    os.remove(theirs / "me")
+    os.mkdir(theirs / "me")
+    (theirs / "me" / "inside.txt").write_text("inside\n")
+    git("add", "-A", cwd=theirs)
+    git("commit", "-qm", "a link and a folder", cwd=theirs)
+    git("push", "-q", "origin", rig.remote.branch, cwd=theirs)
+    rig.cycle.run()
+    assert os.readlink(os.path.join(rig.path, "testing")) == "me"
+    ((_paths, removed),) = rig.kernel.told
+    assert {"testing", "me"} <= set(removed)
+
+
+class StaleOnce(Repository):
+    """A clone whose next write of `stale_path` into the working tree gets its old bytes,
+    as if the update had been lost: what the cycle's own check must find and mend."""
+
+    stale_path = "testing"
+    stale_bytes: bytes | None = b"just testing around here\n"
+
+    def checkout_source(self, path, oid, mode):
+        if path == self.stale_path and StaleOnce.stale_bytes is not None:
+            data, StaleOnce.stale_bytes = StaleOnce.stale_bytes, None
+            return io.BytesIO(data)
+        return super().checkout_source(path, oid, mode)
+
+
+def test_a_working_file_left_behind_the_branch_is_brought_up_to_date_at_the_cycle_s_end(remote, tmp_path, caplog):
+    rig = make_rig(remote, tmp_path / "clone", repository=StaleOnce)
+    StaleOnce.stale_bytes = b"just testing around here\n"
+    remote.commit({"testing": "their line\n"}, "theirs")
+    rig.write("mine.txt", "mine\n")
+    with caplog.at_level(logging.ERROR):
+        result = rig.cycle.run()
+    assert result.pushed is not None and rig.remote.show("testing") == b"their line\n"
+    assert rig.read("testing") == "their line\n"  # not the bytes the lost update left
+    errors = [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR]
+    assert len(errors) == 1 and "the working tree differed from the branch" in errors[0] and "testing" in errors[0]
+    assert rig.kernel.told[-1][0] == {"testing"}  # the kernel told of the file written again
+    rig.write("testing", "their line\nmy line\n")  # an edit now keeps the colleague's line
+    rig.cycle.run()
+    assert rig.remote.show("testing") == b"their line\nmy line\n"
+
+
+def test_a_local_change_since_the_remote_s_came_in_is_not_taken_for_a_lag(rig, caplog):
+    rig.remote.commit({"testing": "their line\n"}, "theirs")
+    rig.cycle.sync_with_remote()  # brought in; the cycle's end not reached yet
+    rig.write("testing", "mine now\n")
+    with caplog.at_level(logging.ERROR):
+        rig.cycle.check_brought_in()
+    assert rig.read("testing") == "mine now\n"
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
+
+
+def test_a_kernel_still_showing_the_old_file_is_told_again_and_said_once(rig, caplog):
+    for number in range(2):
+        rig.remote.commit({"testing": f"their line {number}\n"}, f"theirs {number}")
+        rig.kernel.stale = ["testing"]
+        with caplog.at_level(logging.DEBUG, logger="gitfs.sync.cycle"):
+            rig.cycle.run()
+    said = [record for record in caplog.records if "what the kernel shows of current/" in record.getMessage()]
+    assert [record.levelno for record in said] == [logging.ERROR, logging.DEBUG]
