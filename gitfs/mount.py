@@ -118,6 +118,7 @@ class Mount:
                                       dirty_open_paths=self.handles.dirty_paths, sync_timeout=options.sync_timeout,
                                       recover=recovered_jobs, writing=self.writing,
                                       wait_released=self.handles.wait_released, final_seconds=UNMOUNT_PUSH_SECONDS,
+                                      committable=repo.committable,
                                       housekeeping=Housekeeper(repo.path, pushed=lambda: repo.count_ahead() == 0,
                                                                exclusive=remote.quiet, tidied=repo.release_caches))
         self.fetch_worker = FetchWorker(remote, self.state, fetch_timeout=options.fetch_timeout,

@@ -6,7 +6,7 @@ editor's swap file holds nothing back; a file open longer than ten
 sync_timeouts is committed with what it holds). SIGUSR1 skips the wait, a wake-up
 from the fetch worker brings the remote's change in even while a file is being
 written, and failures back off 1, 2, 4 ... 60 s (a push the server refused: up to
-5 minutes, or at once after a change in current/). At unmount the same thread runs
+5 minutes, or at once after a change in current/ that a commit would take). At unmount the same thread runs
 the final cycle: it commits everything however long that takes (a commit is local: it
 ends, and a daemon that quit half-way would leave the clone's index locked), then gives
 the push final_seconds; what is not on the remote by then the next mount pushes.
@@ -64,6 +64,7 @@ class SyncWorker(threading.Thread):
                  wait_released: Callable[[Collection[int], float], bool] = lambda numbers, timeout: True,
                  release_wait: float = RELEASE_WAIT,
                  final_seconds: float = FINAL_SYNC_SECONDS, housekeeping: Optional[Housekeeping] = None,
+                 committable: Callable[[Collection[str]], list[str]] = list,
                  clock: Callable[[], float] = time.monotonic):
         super().__init__(name="SyncWorker", daemon=True)
         self.cycle = cycle
@@ -79,6 +80,7 @@ class SyncWorker(threading.Thread):
         self.recover = recover
         self.final_seconds = final_seconds
         self.housekeeping = housekeeping
+        self.committable = committable  # the paths among these whose changes would be committed
         self.clock = clock
         self._stopping = threading.Event()
         self._final_started = threading.Event()  # the thread left its loop for the final cycle
@@ -182,8 +184,15 @@ class SyncWorker(threading.Thread):
         return writing == 0 or open_too_long or self._woken
 
     def _changed_since_refusal(self) -> bool:
-        """Whether current/ changed since the server last refused a push."""
-        return self._refused_at_change is not None and self.jobs.received > self._refused_at_change
+        """Whether current/ changed since the server last refused a push, in a way a commit
+        would take: an editor's swap or lock file, which stays local, asks the server nothing
+        (its hook would otherwise run once per quiet period while the editor is open)."""
+        if self._refused_at_change is None or self.jobs.received <= self._refused_at_change:
+            return False
+        if self.committable(sorted(self.jobs.paths())):
+            return True
+        self._refused_at_change = self.jobs.received  # seen: only local files changed
+        return False
 
     def _wait_time(self) -> float:
         if self.jobs or self._owed:

@@ -368,6 +368,32 @@ def test_a_push_the_server_refuses_backs_off_to_minutes_and_a_change_retries_at_
         assert rig.status.snapshot()["last_push"]["result"] == "ok"
 
 
+def test_after_a_refusal_an_editor_s_swap_file_asks_the_server_nothing_and_a_real_change_does(
+        remote, tmp_path, writers):
+    attempts = tmp_path / "attempts"
+    with refusing_rig(remote, tmp_path, f"echo push >> {attempts}\necho 'policy: frozen' >&2\nexit 1") as rig:
+        with open(os.path.join(rig.path, ".git", "info", "exclude"), "a") as exclude:
+            exclude.write("*.swp\n")  # as GitFS's default rules keep an editor's swap files local
+        worker = SyncWorker(rig.cycle, rig.jobs, rig.state, writers=writers, dirty_open_paths=lambda: rig.dirty_paths,
+                            sync_timeout=0.1, committable=rig.repo.committable, clock=rig.clock)
+
+        def pushes() -> int:
+            return len(attempts.read_text().split()) if attempts.exists() else 0
+
+        rig.write("a.txt", "a")
+        rig.clock.advance(0.2)
+        worker.step(timeout=0)
+        assert pushes() == 1  # refused: backing off at least 1 s
+        rig.write(".a.txt.swp", "vim's swap")
+        rig.clock.advance(0.2)  # quiet, inside the back-off
+        worker.step(timeout=0)
+        assert pushes() == 1, "a swap file retried the refused push"
+        rig.write("b.txt", "b")
+        rig.clock.advance(0.2)
+        worker.step(timeout=0)
+        assert pushes() == 2, "a change to commit did not retry at once"
+
+
 def test_undoing_what_the_server_refused_leaves_nothing_to_push(remote, tmp_path, writers):
     with refusing_rig(remote, tmp_path, "echo 'policy: no pushes today' >&2\nexit 1") as rig:
         worker = worker_for(rig, writers)
