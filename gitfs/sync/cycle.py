@@ -156,20 +156,28 @@ class SyncCycle:
         """Commit what the working tree holds for the pending jobs (caller holds frozen()),
         but for the jobs that touch a path in `hold`, and (await_saves) those that delete a
         document a save renamed away (see _await_saves): they stay pending."""
-        jobs = self.jobs.take()
+        taken = self.jobs.take()
+        waiting: list[CommitJob] = []  # given back: they wait for a save or a file open
         try:
+            jobs = taken
             if await_saves:
-                jobs = self._await_saves(jobs)
-            return self._commit_taken(jobs, include_open, hold)
+                jobs, awaited = self._await_saves(jobs)
+                waiting += awaited
+            if hold:
+                open_paths = [path.strip("/") for path in hold]
+                touches = [any(_under(path, set(job_paths([job]))) for path in open_paths) for job in jobs]
+                waiting += [job for job, held in zip(jobs, touches) if held]
+                jobs = [job for job, held in zip(jobs, touches) if not held]
+            return self._commit_taken(jobs, include_open)
+        except BaseException:
+            waiting = taken  # whichever step failed, the whole batch is pending again
+            raise
         finally:  # the commit is on the branch now (counted as not pushed), or the jobs are back
+            if waiting:
+                self.jobs.give_back(waiting)
             self.jobs.done()
 
-    def _commit_taken(self, jobs: list[CommitJob], include_open: bool, hold: Collection[str]) -> Optional[pygit2.Oid]:
-        if hold:
-            open_paths = [path.strip("/") for path in hold]
-            touches = [any(_under(path, set(job_paths([job]))) for path in open_paths) for job in jobs]
-            self.jobs.give_back([job for job, held in zip(jobs, touches) if held])
-            jobs = [job for job, held in zip(jobs, touches) if not held]
+    def _commit_taken(self, jobs: list[CommitJob], include_open: bool) -> Optional[pygit2.Oid]:
         if include_open:  # release queues them again: committed once more if they change
             jobs += [CommitJob(f"Update {path}", add=(path.lstrip("/"),)) for path in self.open_files.dirty_paths()]
         self._follow_gitignores(job_paths(jobs))
@@ -179,11 +187,7 @@ class SyncCycle:
         if not jobs:
             return None
         started = time.monotonic()
-        try:
-            oid, message = self._stage_and_commit(jobs)
-        except BaseException:
-            self.jobs.give_back(jobs)
-            raise
+        oid, message = self._stage_and_commit(jobs)  # a failure: commit_pending gives the batch back
         if oid is not None:
             self.metrics.commit(time.monotonic() - started)
             log.info("committed %s: %s", str(oid)[:10], message)
@@ -234,26 +238,24 @@ class SyncCycle:
                 kept.append(job if add == job.add else dataclasses.replace(job, add=add))
         return kept
 
-    def _await_saves(self, jobs: list[CommitJob]) -> list[CommitJob]:
+    def _await_saves(self, jobs: list[CommitJob]) -> tuple[list[CommitJob], list[CommitJob]]:
         """Give back the jobs that rename a tracked document to a name GitFS keeps local
         (Word's `~WRL0002.tmp`, an editor's backup) while the document is missing: a save
         in progress, whose next step puts the new version under the name. Committed now,
         the remote and every colleague would see the document deleted for as long as the
         save takes (seconds over a network share); so the deletion waits for the document
-        to come back (then the batch is one Update) or for save_wait seconds."""
+        to come back (then the batch is one Update) or for save_wait seconds. Returns (the
+        jobs to commit, the jobs that wait: the caller gives them back)."""
         now = time.monotonic()
         renames = [job for job in jobs if job.add and job.remove and now - job.queued < self.save_wait]
         self._saves_awaited = ()
         if not renames:  # only a rename can be a save under way: no index read for the rest
-            return jobs
+            return jobs, []
         index = self.repo.index()
         awaited = [job for job in renames if self._renamed_away(job, index)]
-        if awaited:
-            self.jobs.give_back(awaited)
-            held = {id(job) for job in awaited}
-            jobs = [job for job in jobs if id(job) not in held]
+        held = {id(job) for job in awaited}
         self._saves_awaited = tuple(sorted({path.strip("/") for job in awaited for path in job.remove}))
-        return jobs
+        return [job for job in jobs if id(job) not in held], awaited
 
     def _renamed_away(self, job: CommitJob, index: pygit2.Index) -> bool:
         """Whether the job renamed a tracked file, now missing, to names kept local only."""

@@ -10,10 +10,13 @@ summed up in each test; tests/mount/test_editors.py runs the programs themselves
 import os
 import time
 
+import pygit2
 import pytest
 
 from gitfs.handles import HandleTable
+from gitfs.repo.errors import LocalWriteError, local_write
 from gitfs.repo.ignore import IgnoreRules
+from gitfs.repo.repository import Repository
 from gitfs.views.base import Owner
 from gitfs.views.current import CurrentView
 from helpers import git, make_rig
@@ -232,3 +235,31 @@ def test_a_document_renamed_away_for_good_is_deleted_after_the_wait(saving):
     time.sleep(0.35)
     subject, changes = committed(rig)
     assert changes == ["D\tdocs/report.odt"] and "docs/report.odt" not in rig.remote.files()
+
+
+class IgnoreRulesFailOnce(Repository):
+    """A clone whose ignore rules cannot be read once, as when .git/info/exclude is
+    unreadable: a fault injected in front of the real repository."""
+
+    failures = 1
+
+    def is_ignored(self, relative):
+        if self.failures:
+            self.failures -= 1
+            with local_write():
+                raise pygit2.GitError(f"could not read the ignore rules for {relative}")
+        return super().is_ignored(relative)
+
+
+def test_a_failure_while_waiting_for_a_save_keeps_the_batch(remote, tmp_path):
+    remote.commit({"notes.txt": "first\n", "docs/report.odt": b"PK old document"}, "documents")
+    rig = make_rig(remote, tmp_path / "mine", repository=IgnoreRulesFailOnce)
+    view = CurrentView(Owner(os.getuid(), os.getgid()), rig.path, HandleTable(), rig.state, rig.jobs, max_size=None)
+    write(view, "/notes.txt", b"second\n")
+    view.rename("/docs/report.odt", "/docs/renamed.odt")
+    with pytest.raises(LocalWriteError):
+        rig.cycle.run()
+    assert rig.jobs.paths() == {"notes.txt", "docs/report.odt", "docs/renamed.odt"}
+    rig.cycle.run()
+    assert rig.remote.show("notes.txt") == b"second\n" and "docs/renamed.odt" in rig.remote.files()
+    assert "docs/report.odt" not in rig.remote.files() and not rig.jobs
