@@ -384,9 +384,12 @@ class SyncCycle:
             kept = set(keep)
             changes = TreeChanges([entry for entry in changes.deletions if not _under(entry.path, kept)],
                                   [entry for entry in changes.writes if not _under(entry.path, kept)])
-        busy = changes.paths() & {path.lstrip("/") for path in self.open_files.paths()}
+        # A document a save renamed away is held as an open file is: written into the gap
+        # now, the save's last rename would overwrite it unseen, with no conflict kept.
+        busy = changes.paths() & ({path.lstrip("/") for path in self.open_files.paths()} | set(self._saves_awaited))
         if busy:
-            log.info("the remote changed open files (%s); applying once they are closed", ", ".join(sorted(busy)))
+            log.info("the remote changed open files or documents being saved (%s); applying once they are done",
+                     ", ".join(sorted(busy)))
             return Applied(waiting_for=tuple(sorted(busy)))
         # Working tree first, then the ref: a crash in between leaves changes
         # that the next mount commits again as local ones (they match the remote's).

@@ -14,9 +14,11 @@ import pygit2
 import pytest
 
 from gitfs.handles import HandleTable
+from gitfs.repo.conflicts import ConflictLog
 from gitfs.repo.errors import LocalWriteError, local_write
 from gitfs.repo.ignore import IgnoreRules
 from gitfs.repo.repository import Repository
+from gitfs.sync.status import ConflictRecorder
 from gitfs.views.base import Owner
 from gitfs.views.current import CurrentView
 from helpers import git, make_rig
@@ -235,6 +237,26 @@ def test_a_document_renamed_away_for_good_is_deleted_after_the_wait(saving):
     time.sleep(0.35)
     subject, changes = committed(rig)
     assert changes == ["D\tdocs/report.odt"] and "docs/report.odt" not in rig.remote.files()
+
+
+def test_a_colleague_s_version_during_a_slow_save_is_kept_as_a_conflict(saving):
+    """Their version of the document arrives while it is renamed away: it waits, as for an
+    open file, and is never written into the gap for the save's last rename to overwrite."""
+    rig, view = saving
+    rig.cycle.conflict_report = ConflictRecorder(ConflictLog(rig.repo), rig.status)
+    write(view, "/docs/~WRL0001.tmp", b"PK my version")
+    view.rename("/docs/report.odt", "/docs/~WRL0002.tmp")
+    theirs = rig.remote.commit({"docs/report.odt": b"PK their version"}, "theirs")
+    result = rig.cycle.run()
+    assert result.waiting_for == ("docs/report.odt",) and not result.complete
+    assert not os.path.lexists(os.path.join(rig.path, "docs/report.odt"))  # the gap stays the save's
+    view.rename("/docs/~WRL0001.tmp", "/docs/report.odt")
+    view.unlink("/docs/~WRL0002.tmp")
+    assert rig.cycle.run().conflicts == ("docs/report.odt",)
+    assert rig.remote.show("docs/report.odt") == b"PK my version"
+    (entry,) = rig.status.snapshot()["conflicts"]
+    assert entry["path"] == "docs/report.odt" and entry["remote_commit"] == theirs
+    assert rig.remote.show("docs/report.odt", theirs) == b"PK their version"
 
 
 class IgnoreRulesFailOnce(Repository):
