@@ -10,9 +10,11 @@ retried with the next cycle.
 
 from __future__ import annotations
 
+from typing import Optional
+
 from gitfs.lfs.content import lfs_of
 from gitfs.lfs.pointer import Pointer
-from gitfs.repo.content_filter import FilterSource
+from gitfs.repo.content_filter import FilterSource, ObjectId
 from gitfs.repo.errors import RemoteError
 from gitfs.repo.filemodes import FILEMODE_BLOB, FILEMODE_EXEC
 
@@ -21,13 +23,14 @@ class UploadFailed(RemoteError):
     """An LFS object could not be put on the remote: the push waits for it."""
 
 
-def pointers_to_push(repo: FilterSource) -> dict[str, tuple[str, Pointer]]:
-    """{oid: (a path, pointer)} of the LFS objects the local commits ahead of the remote name."""
+def pointers_to_push(repo: FilterSource, tip: Optional[ObjectId] = None) -> dict[str, tuple[str, Pointer]]:
+    """{oid: (a path, pointer)} of the LFS objects the local commits ahead of the remote name
+    (those of `tip` and its parents, if given: the commit a push sends in the branch's place)."""
     lfs = lfs_of(repo)
     if lfs is None:
         return {}
     found: dict[str, tuple[str, Pointer]] = {}
-    for commit, changed in repo.commits_to_push():
+    for commit, changed in repo.commits_to_push(tip):
         for entry in changed:
             if entry.mode not in (FILEMODE_BLOB, FILEMODE_EXEC):
                 continue
@@ -37,12 +40,14 @@ def pointers_to_push(repo: FilterSource) -> dict[str, tuple[str, Pointer]]:
     return found
 
 
-def upload_before_push(repo: FilterSource) -> int:
-    """Upload the objects the push will name; the number sent. UploadFailed if one failed."""
+def upload_before_push(repo: FilterSource, tip: Optional[ObjectId] = None) -> int:
+    """Upload the objects the push of the branch (or of the commit `tip`) will name; the
+    number sent. UploadFailed if one failed. A push that replaces refused commits sends
+    only its own commit: what the refused ones named and it does not is never sent."""
     lfs = lfs_of(repo)
     if lfs is None:
         return 0
-    wanted = [pointer for _path, pointer in pointers_to_push(repo).values() if lfs.store.has(pointer)]
+    wanted = [pointer for _path, pointer in pointers_to_push(repo, tip).values() if lfs.store.has(pointer)]
     if not wanted:
         return 0
     failed = lfs.transfer.upload(wanted)

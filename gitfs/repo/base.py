@@ -135,6 +135,10 @@ class CloneBase:
     def remote_tip(self) -> Optional[pygit2.Oid]:
         return self._ref_target(remote_ref(self.branch))
 
+    def reference_target(self, name: str) -> Optional[pygit2.Oid]:
+        """The commit a reference of the clone names (`refs/...`), or None if there is none."""
+        return self._ref_target(name)
+
     def _ref_target(self, name: str) -> Optional[pygit2.Oid]:
         ref = self.git.references.get(name)
         return cast(pygit2.Oid, ref.resolve().target) if ref is not None else None  # a direct ref: an Oid

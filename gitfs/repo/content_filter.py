@@ -106,8 +106,9 @@ class FilterSource(Protocol):
     def changed_files(self, old_tree: Optional[ObjectId], new_tree: ObjectId) -> list[FileEntry]:
         """The entries new_tree adds or changes from old_tree (None: from nothing)."""
 
-    def commits_to_push(self) -> Iterator[tuple[ObjectId, list[FileEntry]]]:
-        """Each commit of the branch the remote lacks, with the entries it adds or changes."""
+    def commits_to_push(self, tip: Optional[ObjectId] = None) -> Iterator[tuple[ObjectId, list[FileEntry]]]:
+        """Each commit the remote lacks of the branch (or of the commit `tip`, the one a
+        push sends instead), with the entries it adds or changes."""
 
     def index_files(self, paths: Optional[Collection[str]] = None) -> list[FileEntry]:
         """The index's entries (at `paths` only, those it has, if given)."""

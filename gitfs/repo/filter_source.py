@@ -60,8 +60,8 @@ class FilterSourcing(BranchRefs, TreeReading):
     def changed_files(self, old_tree: Optional[pygit2.Oid], new_tree: pygit2.Oid) -> list[FileEntry]:
         return _changed(diff_trees(self.git, old_tree, new_tree))
 
-    def commits_to_push(self) -> Iterator[tuple[pygit2.Oid, list[FileEntry]]]:
-        local = self.branch_tip()
+    def commits_to_push(self, tip: Optional[pygit2.Oid] = None) -> Iterator[tuple[pygit2.Oid, list[FileEntry]]]:
+        local = self.branch_tip() if tip is None else tip
         if local is None:
             return
         git = self.git

@@ -82,8 +82,10 @@ class RemoteLink:
                 started = time.monotonic()
                 self.progress.started(self.repo.count_ahead())
                 try:
-                    # Git LFS: the objects go up before the pointers that name them.
-                    upload_before_push(self.repo)
+                    # Git LFS: the objects go up before the pointers that name them (those of
+                    # the commit sent, when it is not the branch: a replacement's own).
+                    upload_before_push(self.repo, None if source_ref is None else
+                                       self.repo.reference_target(source_ref))
                     remote_ops.push(self.repo, self._credentials, source_ref=source_ref,
                                     progress=self.progress.sending)
                 finally:
