@@ -89,6 +89,39 @@ def stage_everything(git: pygit2.Repository, workdir: str, index: pygit2.Index,
     index.write()
 
 
+def hold_back(git: pygit2.Repository, index: pygit2.Index, tree: Optional[pygit2.Oid], paths: Iterable[str]) -> None:
+    """Put the index entries at `paths` (files) back to what `tree` holds, or remove them
+    where it holds no file, whatever staging put there: what the working tree holds at
+    those paths is not committed."""
+    root = git[tree] if tree is not None else None
+    changed = False
+    try:
+        for path in paths:
+            entry = _blob_entry(root, path)
+            if entry is not None:
+                index.add(pygit2.IndexEntry(path, entry.id, entry.filemode))
+                changed = True
+            elif path in index:
+                index.remove(path)
+                changed = True
+        if changed:
+            index.write()
+    except BaseException:
+        index.read(True)  # nothing half-done left in memory (writing.py: _undone_on_failure)
+        raise
+
+
+def _blob_entry(root, path: str):
+    """The tree entry of the file or link at path in the tree `root`, or None."""
+    if root is None:
+        return None
+    try:
+        entry = root[path]
+    except (KeyError, ValueError):
+        return None
+    return entry if entry.filemode in (FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK) else None
+
+
 def _entries(index: pygit2.Index, paths: Collection[str]) -> list[pygit2.IndexEntry]:
     return [index[path] for path in paths if path in index]
 

@@ -24,8 +24,9 @@ import pygit2
 from gitfs.lfs import checkout as lfs_checkout
 from gitfs.lfs import placeholders as lfs_placeholders
 from gitfs.lfs.content import LfsContent
+from gitfs.repo import staging
 from gitfs.repo.accept_mine import replay_local_commits
-from gitfs.repo.errors import LocalWriteError, PushRefused, PushRejected, RemoteError
+from gitfs.repo.errors import LocalWriteError, PushRefused, PushRejected, RemoteError, local_write
 from gitfs.repo.hard_links import other_names
 from gitfs.repo.ignore import IgnoreRules, is_gitignore
 from gitfs.repo.repository import Repository
@@ -200,7 +201,7 @@ class SyncCycle:
                 changed = self.repo.changed_paths()
             except LocalWriteError as error:  # libgit2's status could not read the tree
                 log.error("cannot list the working tree's changes (%s); committing it as a whole", _short(str(error)))
-                self.repo.stage_everything()
+                self._stage(None)
                 return self.repo.commit_index("Update the working tree", self.signature())
             for job in jobs_for(changed):
                 self.jobs.put(job)
@@ -215,15 +216,35 @@ class SyncCycle:
         # Written through one name of a hard-linked file: every name changed.
         paths |= other_names(self.repo.workdir, paths, {inode for job in jobs for inode in job.linked})
         try:
-            self.repo.stage_paths(paths)
+            self._stage(paths)
             message = describe_batch(jobs, self.repo.staged_changes())
             return self.repo.commit_index(message, self.signature()), message
         except LocalWriteError as error:
             log.error("staging failed (%s) for %s; committing the whole working tree instead",
                       _short(str(error)), _some(paths))
         message = batch_message(jobs)
-        self.repo.stage_everything()
+        self._stage(None)
         return self.repo.commit_index(message, self.signature()), message
+
+    def _stage(self, paths: Optional[set[str]]) -> None:
+        """Stage `paths` (None: the whole working tree). Every commit's staging comes here:
+        then the files whose last write failed, under every name they have, are put back
+        as the branch holds them, however they were staged (a folder renamed, another name
+        of the file, the whole tree)."""
+        if paths is None:
+            self.repo.stage_everything()
+        else:
+            self.repo.stage_paths(paths)
+        failed = self.failed_writes.paths()
+        if failed:
+            failed |= other_names(self.repo.workdir, failed)
+            self._hold_back(failed)
+
+    @local_write()
+    def _hold_back(self, paths: set[str]) -> None:
+        tip = self.repo.branch_tip()
+        staging.hold_back(self.repo.git, self.repo.index(), self.repo.root_tree(tip) if tip is not None else None,
+                          sorted(paths))
 
     def _without_failed_writes(self, jobs: list[CommitJob]) -> list[CommitJob]:
         """The jobs without the files whose last write failed (failed_writes.py): a

@@ -4,6 +4,7 @@ commit -> fetch -> accept mine -> apply -> push, against a bare remote that the 
 person's clone pushes to, sometimes right between our fetch and our push.
 """
 
+import errno
 import io
 import logging
 import os
@@ -12,9 +13,12 @@ from pathlib import Path
 import pygit2
 import pytest
 
+from gitfs.handles import HandleTable
 from gitfs.repo.errors import RemoteError, local_write
 from gitfs.repo.repository import Repository
 from gitfs.sync.jobs import CommitJob
+from gitfs.views.base import Owner
+from gitfs.views.current import CurrentView
 from helpers import clone_of, git, ls_tree, make_rig, stage_files, worktree_tree
 
 
@@ -281,3 +285,84 @@ def test_a_kernel_still_showing_the_old_file_is_told_again_and_said_once(rig, ca
             rig.cycle.run()
     said = [record for record in caplog.records if "what the kernel shows of current/" in record.getMessage()]
     assert [record.levelno for record in said] == [logging.ERROR, logging.DEBUG]
+
+
+# -- a file whose last write failed is never published, by any route ------------------
+
+MAX_SIZE = 64  # bytes: the views' max_size in these tests, so that a copy can fail with EFBIG
+
+
+def failing_view(rig) -> CurrentView:
+    """current/ on the rig's clone, telling the cycle's FailedWrites how each write ended."""
+    return CurrentView(Owner(os.getuid(), os.getgid()), rig.path, HandleTable(), rig.state, rig.jobs,
+                       max_size=MAX_SIZE, failed_writes=rig.cycle.failed_writes)
+
+
+def copy_fails(view, path: str, flags: int = os.O_WRONLY | os.O_CREAT | os.O_TRUNC) -> None:
+    """A copy into `path` that stops with EFBIG after its first block, as cp does."""
+    exists = os.path.lexists(os.path.join(view.root, path.lstrip("/")))
+    fh = view.open(path, flags & ~os.O_CREAT) if exists else view.create(path, 0o644, flags)
+    try:
+        view.write(path, b"x" * MAX_SIZE, 0, fh)
+        with pytest.raises(OSError) as raised:
+            view.write(path, b"y" * MAX_SIZE, MAX_SIZE, fh)
+        assert raised.value.errno == errno.EFBIG
+    finally:
+        view.release(path, fh)
+
+
+def test_a_failed_file_is_not_published_when_its_folder_is_renamed(rig):
+    view = failing_view(rig)
+    view.mkdir("/scans", 0o755)
+    copy_fails(view, "/scans/scan.pdf")
+    rig.write("scans/notes.txt", "notes\n")
+    rig.cycle.run()
+    view.rename("/scans", "/papers")  # stages the folder, and every file in it
+    rig.cycle.run()
+    assert "papers/notes.txt" in rig.remote.files() and "papers/scan.pdf" not in rig.remote.files()
+    assert rig.cycle.failed_writes.paths() == {"papers/scan.pdf"}
+
+
+def test_a_failed_file_is_not_published_under_its_other_name(rig):
+    rig.write("report.txt", "whole report\n")
+    view = failing_view(rig)
+    view.link("/copy.txt", "/report.txt")
+    rig.cycle.run()
+    assert rig.remote.show("copy.txt") == b"whole report\n"
+    copy_fails(view, "/report.txt")
+    fh = view.open("/copy.txt", os.O_WRONLY)  # a write through the other name: the job names the inode
+    view.write("/copy.txt", b"X", 0, fh)
+    view.release("/copy.txt", fh)
+    view.chmod("/copy.txt", 0o100755)
+    rig.write("notes.txt", "notes\n")
+    rig.cycle.run()
+    assert rig.remote.show("notes.txt") == b"notes\n"
+    assert rig.remote.show("copy.txt") == b"whole report\n" and rig.remote.show("report.txt") == b"whole report\n"
+
+
+def test_a_failed_file_is_not_published_when_the_whole_tree_is_staged(remote, tmp_path):
+    remote.commit({"scan.pdf": "the old scan\n"}, "a scan")
+    rig = make_rig(remote, tmp_path / "clone", repository=StagingFails)
+    copy_fails(failing_view(rig), "/scan.pdf")
+    rig.write("notes.txt", "notes\n")
+    rig.cycle.run()  # staging the batch fails: the whole working tree is staged instead
+    assert rig.remote.show("notes.txt") == b"notes\n" and rig.remote.show("scan.pdf") == b"the old scan\n"
+
+
+class StatusFails(Repository):
+    """A clone whose status cannot be listed (libgit2 fails to read the tree), a fault
+    injected in front of the real repository: recovery stages the whole tree."""
+
+    def changed_paths(self):
+        with local_write():
+            raise pygit2.GitError("failed to read the working tree")
+
+
+def test_a_failed_file_is_not_published_by_the_recovery_s_whole_tree_commit(remote, tmp_path):
+    rig = make_rig(remote, tmp_path / "clone", repository=StatusFails)
+    copy_fails(failing_view(rig), "/scan.pdf")
+    rig.write_file("left-by-a-crash.txt", "left\n")
+    oid = rig.cycle.commit_everything(lambda paths: [CommitJob("Update", add=tuple(paths))])
+    assert oid is not None
+    committed = ls_tree(Path(rig.path), str(oid))
+    assert "left-by-a-crash.txt" in committed and "scan.pdf" not in committed
