@@ -33,6 +33,7 @@ from gitfs.lfs.errors import LfsError
 from gitfs.lfs.pointer import Pointer
 from gitfs.lfs.ssh import Grant, SshAuthenticator
 from gitfs.lfs.store import CHUNK, ObjectStore
+from gitfs.repo.server_text import server_words
 
 log = logging.getLogger(__name__)
 
@@ -353,10 +354,10 @@ def _message(text: bytes) -> str:
     try:
         value = json.loads(text)
         if isinstance(value, dict) and value.get("message"):
-            return str(value["message"])[:200]
+            return server_words(str(value["message"]), 200)
     except ValueError:
         pass
-    return " ".join(text[:200].decode("utf-8", "replace").split()) or "no message"
+    return server_words(text[:400].decode("utf-8", "replace"), 200) or "no message"
 
 
 def _reason(error: BaseException) -> str:

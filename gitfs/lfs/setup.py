@@ -26,6 +26,7 @@ from gitfs.repo.content_filter import FilterSource
 from gitfs.repo.credentials import Credentials, transport_of, url_credentials
 from gitfs.repo.filemodes import GIT_DIR
 from gitfs.repo.refnames import branch_ref
+from gitfs.repo.server_text import redact_url
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +112,7 @@ def _http_transfer(repo: FilterSource, local: ObjectStore, where: endpoint.Endpo
     if where.source == endpoint.FROM_REMOTE and transport_of(remote_url) == "ssh":
         ssh = SshAuthenticator(remote_url, credentials, server)
     ca_file = os.path.abspath(os.path.expanduser(credentials.ssl_ca_file)) if credentials.ssl_ca_file else ""
-    log.info("Git LFS: objects in %s, from the LFS server %s (%s)%s", local.root, server, where.source,
+    log.info("Git LFS: objects in %s, from the LFS server %s (%s)%s", local.root, redact_url(server), where.source,
              ", endpoint and token from ssh git-lfs-authenticate" if ssh else
              "" if authorization else ", without the remote's credentials")
     return HttpTransfer(local, server, ref=branch_ref(repo.branch), authorization=authorization,

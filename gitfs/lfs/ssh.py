@@ -26,6 +26,7 @@ from typing import Optional
 
 from gitfs.lfs.errors import LfsError
 from gitfs.repo.credentials import Credentials, host_and_port, known_hosts_path
+from gitfs.repo.server_text import redact_url, server_words
 
 log = logging.getLogger(__name__)
 
@@ -95,11 +96,11 @@ class SshAuthenticator:
         except (OSError, subprocess.TimeoutExpired) as error:
             raise AuthenticateFailed(f"ssh git-lfs-authenticate: {error}") from None
         if result.returncode == NOT_SUPPORTED:
-            log.info("Git LFS: the SSH server has no git-lfs-authenticate; using %s", self.fallback)
+            log.info("Git LFS: the SSH server has no git-lfs-authenticate; using %s", redact_url(self.fallback))
             return None
         if result.returncode != 0:
             lines = result.stderr.decode("utf-8", "replace").strip().splitlines()
-            why = lines[-1] if lines else f"exit status {result.returncode}"
+            why = server_words(lines[-1]) if lines else f"exit status {result.returncode}"
             raise AuthenticateFailed(f"ssh git-lfs-authenticate {operation} failed: {why}")
         try:
             answer = json.loads(result.stdout)

@@ -34,7 +34,7 @@ def test_the_git_core_imports_no_layer_above_it(module):
 # What Git LFS, a content filter, may use of the core: the protocols it is asked through and
 # the FilterSource it asks (content_filter.py), and plain helpers that hold no git object.
 FILTER_MAY_IMPORT = {"gitfs.repo.content_filter", "gitfs.repo.errors", "gitfs.repo.filemodes", "gitfs.repo.beneath",
-                     "gitfs.repo.credentials", "gitfs.repo.refnames", "gitfs.repo"}
+                     "gitfs.repo.credentials", "gitfs.repo.refnames", "gitfs.repo.server_text", "gitfs.repo"}
 # The Repository's ways to a pygit2 object: a handle, the index, a parsed commit or tree.
 GIT_HANDLES = {"git", "walk_handle", "index", "_commit", "_tree", "blob_buffer", "blob_reader"}
 
