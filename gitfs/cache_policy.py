@@ -127,8 +127,18 @@ class WorktreeForgetter:
         """A hard link's other names ("/d/f"), from the FUSE call that changed the file."""
         self.kernel.invalidate_while_serving([self._mount_path(path) for path in paths])
 
+    def rewritten(self, paths: Collection[str]) -> None:
+        """Under SyncState.frozen(), right after the working tree changed: the attributes
+        and pages of `paths` and their folders, before a program's next call can use them
+        (an append's offset comes from the size the kernel holds). fuse_invalidate_path
+        takes no folder lock, so no FUSE call waiting for the freeze holds one it needs."""
+        self.kernel.invalidate(self._mount_path(path) for path in sorted(_with_parents(paths)))
+
     def changed(self, paths: Collection[str], removed: Collection[str]) -> None:
-        """A remote change landed: `paths` written or removed, `removed` gone or replaced."""
+        """A remote change landed: `paths` written or removed, `removed` gone or replaced
+        (outside SyncState.frozen(): forgetting a name takes its folder's lock). The
+        attributes go once more: a lookup under way at the freeze may have brought the old
+        ones back."""
         gone = set(removed)
         # The highest removed paths only: forgetting a folder's name forgets all below it.
         tops = [path for path in sorted(gone) if not any(parent in gone for parent in _parents(path))]
@@ -136,10 +146,7 @@ class WorktreeForgetter:
         folders = sorted({path.rsplit("/", 1)[0] if "/" in path else "" for path in tops})
         nodes = self.kernel.node_ids(self._mount_path(folder) for folder in folders)
         self.kernel.forget_entries(nodes, [self._mount_path(path) for path in tops])
-        changed = set(paths)
-        for path in paths:
-            changed.update(_parents(path))
-        self.kernel.invalidate(self._mount_path(path) for path in sorted(changed))
+        self.kernel.invalidate(self._mount_path(path) for path in sorted(_with_parents(paths)))
         self._written |= {path.strip("/") for path in paths} - gone
 
     def recheck(self) -> list[str]:
@@ -270,6 +277,14 @@ RECHECKED = 256  # files compared by one recheck: a pull of thousands costs no m
 
 def _attributes(st: os.stat_result) -> tuple[int, int, int]:
     return stat.S_IFMT(st.st_mode), st.st_size, st.st_mtime_ns
+
+
+def _with_parents(paths: Collection[str]) -> set[str]:
+    """The paths and every folder above them, up to the root ("")."""
+    found = set(paths)
+    for path in paths:
+        found.update(_parents(path))
+    return found
 
 
 def _parents(path: str) -> list[str]:

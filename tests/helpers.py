@@ -221,6 +221,10 @@ class KernelNotes:
     def __init__(self) -> None:
         self.told: list[tuple[set[str], list[str]]] = []
         self.stale: list[str] = []  # what the next recheck finds the kernel showing as it was
+        self.rewritten_told: list[set[str]] = []  # told under the freeze
+
+    def rewritten(self, paths) -> None:
+        self.rewritten_told.append(set(paths))
 
     def changed(self, paths, removed) -> None:
         self.told.append((set(paths), list(removed)))

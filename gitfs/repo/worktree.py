@@ -72,6 +72,13 @@ def tree_changes(repo: Repository, old_tree: pygit2.Oid | None, new_tree: pygit2
 class WorktreeKernelView(Protocol):
     """What the kernel caches of the working tree, told of changes made behind its back."""
 
+    def rewritten(self, paths: Collection[str]) -> None:
+        """`paths` were just written or removed, while no FUSE call changes anything
+        (SyncState.frozen()): the kernel drops the attributes and pages of each and of
+        their folders. Never a name: that takes a folder's lock, which a FUSE call waiting
+        for the freeze to end may hold."""
+        ...
+
     def changed(self, paths: Collection[str], removed: Collection[str]) -> None:
         """`paths` (relative to the working tree's root) changed, and `removed` (from
         apply_changes) no longer name what they named: the kernel forgets the names of

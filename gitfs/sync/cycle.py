@@ -415,6 +415,9 @@ class SyncCycle:
         # Working tree first, then the ref: a crash in between leaves changes
         # that the next mount commits again as local ones (they match the remote's).
         removed = apply_changes(self.repo, changes)
+        # Before any FUSE call may act on them: an append's offset is the size the kernel
+        # holds, and the old one would have it write over the lines that just came in.
+        self.kernel.rewritten(changes.paths())
         self.repo.set_branch_tip(new_tip, message)
         self._follow_gitignores(changes.paths())
         return Applied(paths=changes.paths(), removed=removed)
@@ -454,6 +457,7 @@ class SyncCycle:
                                             [path for path in paths if not _under(path, local)])
                 if rewritten:
                     removed = rewrite(self.repo, self.repo.root_tree(tip), rewritten)
+                    self.kernel.rewritten(rewritten)
         if rewritten:
             self._say_differing("the working tree", rewritten)
             self.kernel.changed(set(rewritten), removed)

@@ -10,7 +10,10 @@ Contract:
 - The quiet period (`quiet_for`) runs from the end of the last mutation and is
   zero while one is in flight.
 - Opening a file for reading also waits out `frozen()` (`mutation(changes=False)`),
-  so the sync worker sees every open file before it replaces any.
+  so the sync worker sees every open file before it replaces any; and so does the
+  release of a file (`patient`: however long): a file open at the freeze stays open to
+  the sync worker until it ends, or the remote's version would be written over lines
+  appended to it that no commit holds yet.
 - Fetch and push are serialised by the remote link (remote_link.py), which FUSE
   threads never touch.
 - `wake_fetch` is set when activity resumes after an idle spell, and at unmount.
@@ -42,9 +45,10 @@ class SyncState:
         self.wake_fetch = threading.Event()
 
     @contextlib.contextmanager
-    def mutation(self, changes: bool = True):
+    def mutation(self, changes: bool = True, patient: bool = False):
+        """patient: wait out the freeze however long it lasts (a release, which no program waits for)."""
         with self._condition:
-            if not self._condition.wait_for(lambda: not self._frozen, self._freeze_timeout):
+            if not self._condition.wait_for(lambda: not self._frozen, None if patient else self._freeze_timeout):
                 # An OSError: the FUSE binding answers its errno like any os.* failure.
                 raise OSError(errno.EBUSY, os.strerror(errno.EBUSY))
             self._mutations_in_flight += 1

@@ -41,6 +41,8 @@ class CurrentView(PassthroughView):
                  listed: Optional[ListedAttributes] = None, failed_writes: Optional[FailedWrites] = None):
         super().__init__(owner, root, handles, extra_root_entries=extra_root_entries, worktree_filter=worktree_filter,
                          reading=lambda: sync_state.mutation(changes=False),  # not while remote changes are applied
+                         # Open to the sync worker until its freeze ends (sync/state.py).
+                         releasing=lambda: sync_state.mutation(changes=False, patient=True),
                          listed=listed)
         self.sync_state = sync_state
         self.jobs = jobs

@@ -59,6 +59,7 @@ class PassthroughView(View):
     def __init__(self, owner: Owner, root: str, handles: HandleTable, *, extra_root_entries: tuple[str, ...] = (),
                  worktree_filter: WorktreeFilter = NO_FILTER,
                  reading: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext,
+                 releasing: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext,
                  listed: Optional[ListedAttributes] = None):
         super().__init__(owner)
         self.root = root
@@ -66,6 +67,7 @@ class PassthroughView(View):
         self.extra_root_entries = extra_root_entries  # listed in the root (history/ when current_path=/)
         self.worktree_filter = worktree_filter  # Git LFS's answers about working files
         self.reading = reading  # held while a file is opened for reading
+        self.releasing = releasing  # held while a file is released
         self.listed = ListedAttributes() if listed is None else listed  # where listings carry attributes
         self.root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
         # The router's view cache may drop this view while calls are in flight: the fd
@@ -185,13 +187,14 @@ class PassthroughView(View):
             open_file = self.handles.get(fh)
         except KeyError:
             return 0
-        try:
-            if open_file.fd is not None:
-                os.close(open_file.fd)
-            self._released(open_file)
-        finally:
-            # Last: a sync asked for now waits for this entry to go, and then finds the job.
-            self.handles.pop(fh)
+        with self.releasing():
+            try:
+                if open_file.fd is not None:
+                    os.close(open_file.fd)
+                self._released(open_file)
+            finally:
+                # Last: a sync asked for now waits for this entry to go, and then finds the job.
+                self.handles.pop(fh)
         return 0
 
     def _released(self, open_file: OpenFile) -> None:

@@ -216,8 +216,9 @@ def test_the_kernel_is_told_what_the_remote_s_change_replaced(rig):
     # A file rewritten as a file keeps its name (its attributes and pages go, as `paths`):
     # a forgotten name's new node would take a reply read from the old file as current.
     assert "testing" not in removed
+    assert rig.kernel.rewritten_told == [paths]  # their attributes first, under the freeze
     rig.cycle.run()  # nothing new: nothing to tell
-    assert len(rig.kernel.told) == 1
+    assert len(rig.kernel.told) == 1 and len(rig.kernel.rewritten_told) == 1
 
 
 def test_a_file_the_remote_turns_into_a_link_or_a_folder_loses_its_name(rig):

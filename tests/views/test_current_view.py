@@ -511,6 +511,26 @@ def test_a_short_freeze_delays_a_mutation_without_failing_it(clone, jobs, handle
     assert queued(jobs) == [CommitJob("Deleted /testing", remove=("testing",))]
 
 
+def test_a_file_open_at_the_freeze_stays_open_to_the_sync_worker_until_it_ends(clone, jobs, handles):
+    """A program's close(2) returns before the kernel sends RELEASE: a release that came
+    during the freeze would let the sync worker take the file for closed and write the
+    remote's version over lines appended to it that no commit holds yet. It waits, however
+    long the freeze lasts (far past freeze_timeout), and is never an error."""
+    state = SyncState(idle_after=60, freeze_timeout=0.05)
+    view = CurrentView(Owner(0, 0), str(clone), handles, state, jobs, max_size=None)
+    fh = view.open("/testing", os.O_WRONLY | os.O_APPEND)
+    view.write("/testing", b"appended\n", 25, fh)
+    done = threading.Event()
+    with state.frozen():
+        releaser = threading.Thread(target=lambda: (view.release("/testing", fh), done.set()))
+        releaser.start()
+        assert not done.wait(0.3)  # six freeze timeouts
+        assert handles.open_paths() == {"/testing"} and queued(jobs) == []
+    releaser.join(5)
+    assert done.is_set() and handles.open_paths() == set()
+    assert queued(jobs) == [CommitJob("Update /testing", add=("testing",))]
+
+
 def test_open_writers_are_counted_until_release(view, handles):
     assert handles.writers()[0] == 0
     fh = view.open("/testing", os.O_WRONLY)

@@ -41,6 +41,13 @@ def test_names_go_only_for_what_was_removed_and_attributes_for_every_written_pat
     assert kernel.invalidated == [["/current", "/current/a", "/current/a/b.txt", "/current/gone.txt"]]
 
 
+def test_under_the_freeze_only_attributes_and_pages_are_told_never_a_name(tmp_path):
+    kernel = Kernel({})
+    WorktreeForgetter(kernel, "", str(tmp_path)).rewritten({"a/b.txt", "gone.txt"})
+    assert kernel.forgotten == []
+    assert kernel.invalidated == [["/", "/a", "/a/b.txt", "/gone.txt"]]
+
+
 def test_a_file_the_kernel_shows_as_it_was_is_told_again_once(tmp_path):
     (tmp_path / "theirs.txt").write_text("line 1\nline 2\n")
     (tmp_path / "old.txt").write_text("line 1\n")
