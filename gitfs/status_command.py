@@ -145,7 +145,11 @@ def format_status(state: dict, mount_point: str = "MOUNTPOINT") -> str:
                      "(git branch --list 'gitfs-rescue-*' in the clone)")
     for failed in state.get("failed_writes", []):
         lines.append(f"not committed: /{failed['path']}: its last write failed ({failed['error']}) at "
-                     f"{failed['time']}; it is committed once a write to it succeeds, or gone once removed")
+                     f"{failed['time']}; it is committed once written whole, or gone once removed")
+    unsaved = [failed["record"] for failed in state.get("failed_writes", []) if failed.get("record")]
+    if unsaved:
+        lines.append(f"not saved:   the list of files whose last write failed, on the clone's disk ({unsaved[0]}); "
+                     "tried again at each change")
     for missing in state.get("lfs_missing", []):
         lines.append(f"LFS missing: {missing['path']} (object {missing['oid']}) at {missing['time']}: "
                      f"{missing['error']}")

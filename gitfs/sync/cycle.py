@@ -231,6 +231,8 @@ class SyncCycle:
         then the files whose last write failed, under every name they have, are put back
         as the branch holds them, however they were staged (a folder renamed, another name
         of the file, the whole tree)."""
+        if self.failed_writes.unreadable:  # what the record cannot vouch for waits (failed_writes.py)
+            self.failed_writes.recover(self.repo.changed_paths(), self.repo.workdir)
         if paths is None:
             self.repo.stage_everything()
         else:

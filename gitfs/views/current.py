@@ -113,6 +113,8 @@ class CurrentView(PassthroughView):
         with self.sync_state.mutation():
             # The kernel gives append offsets: O_APPEND would write them at the end again.
             fd = beneath.open_beneath(self.root_fd, self._relative(path), flags & ~os.O_APPEND)
+            if flags & os.O_TRUNC:
+                self.failed_writes.truncated(path, 0)
             return self.handles.add(self._written(path, fd, flags))
 
     # -- writing files -------------------------------------------------------------
@@ -128,37 +130,41 @@ class CurrentView(PassthroughView):
                 if flags & os.O_EXCL:
                     raise
                 fd = beneath.open_beneath(self.root_fd, relative, flags & ~os.O_CREAT)  # made meanwhile
+                if flags & os.O_TRUNC:
+                    self.failed_writes.truncated(path, 0)
                 return self.handles.add(self._written(path, fd, flags))
+            self.failed_writes.truncated(path, 0)  # a new file
             apply_requested_mode(fd, mode)
             return self.handles.add(OpenFile(path, fd=fd, writable=True, change="Created"))
 
     def write(self, path, data, offset, fh):
         open_file = self.handles.get(fh)
-        with self._outcome_told(open_file):
+        with self._failure_told(open_file.path, offset, offset + len(data)):
             self._check_size(offset + len(data), open_file.path)
             with self.sync_state.mutation():
                 written = os.pwrite(self._fd(fh), data, offset)
                 open_file.change = "Update"
+        self.failed_writes.written(open_file.path, offset, offset + written)
         self._forget(open_file.other_names)
         return written
 
     @contextlib.contextmanager
-    def _outcome_told(self, open_file: OpenFile) -> Iterator[None]:
-        """Tell failed_writes how a write to the file ended: a file whose last write failed
-        (max_size, a full disk) is not committed until one succeeds."""
+    def _failure_told(self, path: str, start: int, end: Optional[int] = None) -> Iterator[None]:
+        """Tell failed_writes of a failure (max_size, a full disk) that may leave bytes
+        [start, end) of the file missing (end None: the file's size or more): the file is
+        not committed until it is written whole (failed_writes.py)."""
         try:
             yield
         except OSError as error:  # FuseOSError is one
             if error.errno is not None:
-                self.failed_writes.failed(open_file.path, error.errno)
+                self.failed_writes.failed(path, error.errno, start, end if end is not None else 1 << 63)
             raise
-        self.failed_writes.succeeded(open_file.path)
 
     def fallocate(self, path, mode, offset, size, fh):
         """Space allocated, a hole punched or a range zeroed, by the clone's file system
         (allocation.py). An allocation that grows the file counts against max_size."""
         open_file = self.handles.get(fh)
-        with self._outcome_told(open_file):
+        with self._failure_told(open_file.path, offset, offset + size):  # allocated or not, no data
             if not mode & FALLOC_FL_KEEP_SIZE:
                 self._check_size(offset + size, open_file.path)
             with self.sync_state.mutation():
@@ -168,7 +174,7 @@ class CurrentView(PassthroughView):
 
     def truncate(self, path, length, fh=None):
         relative = self._relative(path)
-        with self._outcome_told(OpenFile(path)):
+        with self._failure_told(path, 0, length):
             self._check_size(length, path)
             with self.sync_state.mutation():
                 fd = beneath.open_beneath(self.root_fd, relative, os.O_WRONLY)  # truncate(2) has no *at form
@@ -178,11 +184,26 @@ class CurrentView(PassthroughView):
                 finally:
                     os.close(fd)
                 self._queue(f"Update {path}", add=[path], linked=_linked(file))
+        self.failed_writes.truncated(path, length)
         self._other_names_changed(file, [folder_of(path)], besides=path)
 
     def fsync(self, path, datasync, fh):
+        # With delayed allocation the disk may say ENOSPC, EDQUOT or EIO only now: which
+        # bytes were lost is unknown, so the whole file counts as missed.
+        open_file = self.handles.get(fh)
         fd = self._fd(fh)
-        os.fdatasync(fd) if datasync else os.fsync(fd)
+        with self._failure_told(open_file.path, 0):
+            os.fdatasync(fd) if datasync else os.fsync(fd)
+        return 0
+
+    def flush(self, path, fh):
+        """At each close(2) of the program's descriptor: a file system that reports write
+        errors at close (NFS, FUSE ones) says so through a duplicate's close, as it would
+        to the program; local ones report nothing here and cost one dup."""
+        open_file = self.handles.get(fh)
+        if open_file.writable and open_file.fd is not None:
+            with self._failure_told(open_file.path, 0):
+                os.close(os.dup(open_file.fd))
         return 0
 
     def _released(self, open_file: OpenFile) -> None:

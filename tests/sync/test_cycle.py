@@ -16,6 +16,7 @@ import pytest
 from gitfs.handles import HandleTable
 from gitfs.repo.errors import RemoteError, local_write
 from gitfs.repo.repository import Repository
+from gitfs.sync.failed_writes import FailedWrites
 from gitfs.sync.jobs import CommitJob
 from gitfs.views.base import Owner
 from gitfs.views.current import CurrentView
@@ -367,3 +368,82 @@ def test_a_failed_file_is_not_published_by_the_recovery_s_whole_tree_commit(remo
     assert oid is not None
     committed = ls_tree(Path(rig.path), str(oid))
     assert "left-by-a-crash.txt" in committed and "scan.pdf" not in committed
+
+
+def test_a_lower_write_that_finishes_after_the_failure_does_not_clear_it(rig):
+    """Samba's asynchronous writes, a multi-threaded copier: the write below the one that
+    failed finishes last. The file is still missing the failed range."""
+    view = failing_view(rig)
+    fh = view.create("/scan.pdf", 0o644, os.O_WRONLY | os.O_CREAT)
+    with pytest.raises(OSError) as raised:
+        view.write("/scan.pdf", b"y" * MAX_SIZE, MAX_SIZE // 2, fh)
+    assert raised.value.errno == errno.EFBIG
+    view.write("/scan.pdf", b"x" * (MAX_SIZE // 2), 0, fh)
+    view.release("/scan.pdf", fh)
+    rig.write("notes.txt", "notes\n")
+    rig.cycle.run()
+    assert "notes.txt" in rig.remote.files() and "scan.pdf" not in rig.remote.files()
+    assert rig.cycle.failed_writes.paths() == {"scan.pdf"}
+    fh = view.open("/scan.pdf", os.O_WRONLY | os.O_TRUNC)  # written whole again
+    view.write("/scan.pdf", b"a small scan\n", 0, fh)
+    view.release("/scan.pdf", fh)
+    rig.cycle.run()
+    assert rig.remote.show("scan.pdf") == b"a small scan\n" and not rig.cycle.failed_writes.paths()
+
+
+def test_a_failed_range_is_cleared_only_by_writes_that_cover_it():
+    failed = FailedWrites()
+    failed.failed("/video.mp4", errno.ENOSPC, 100, 200)
+    failed.written("/video.mp4", 0, 100)  # below it
+    failed.written("/video.mp4", 150, 300)  # past its end, but a hole is left
+    assert failed.paths() == {"video.mp4"}
+    failed.written("/video.mp4", 100, 150)  # the program retried what failed
+    assert failed.paths() == set()
+    failed.failed("/video.mp4", errno.EIO)  # as fsync reports it: the whole file
+    failed.written("/video.mp4", 0, 1 << 30)
+    assert failed.paths() == {"video.mp4"}
+    failed.truncated("/video.mp4", 0)
+    assert failed.paths() == set()
+    failed.failed("/other", errno.EBUSY, 0, 10)  # writes nothing: the file is as it was
+    assert failed.paths() == set()
+
+
+def test_an_unreadable_record_holds_back_what_differs_from_the_branch(rig, tmp_path):
+    """The record of failed writes is on the clone's disk, full when ENOSPC was the
+    failure: a damaged one must not mean "nothing failed"."""
+    record = tmp_path / "failed-writes.json"
+    record.write_text('[{"path": "scan.pdf", "err')  # torn
+    rig.write_file("scan.pdf", "the first block of a copy that failed\n")  # left by the last mount
+    rig.write_file("notes.txt", "left by a crash\n")
+    rig.cycle.failed_writes = FailedWrites(str(record))
+    view = failing_view(rig)
+    fh = view.create("/new.txt", 0o644, os.O_WRONLY | os.O_CREAT)  # written whole since the mount
+    view.write("/new.txt", b"new\n", 0, fh)
+    view.release("/new.txt", fh)
+    rig.cycle.commit_everything(lambda paths: [CommitJob(f"Update /{path}", add=(path,)) for path in paths])
+    rig.cycle.run()
+    assert "scan.pdf" not in rig.remote.files() and "notes.txt" not in rig.remote.files()
+    assert rig.remote.show("new.txt") == b"new\n"
+    assert {entry["path"] for entry in rig.cycle.failed_writes.entries()} == {"scan.pdf", "notes.txt"}
+    assert FailedWrites(str(record)).paths() == {"scan.pdf", "notes.txt"}  # the record is whole again
+    view.truncate("/notes.txt", 0)
+    rig.write("notes.txt", "written again\n")
+    rig.cycle.run()
+    assert rig.remote.show("notes.txt") == b"written again\n" and "scan.pdf" not in rig.remote.files()
+
+
+def test_a_record_that_cannot_be_written_is_kept_in_memory_said_and_saved_later(tmp_path):
+    folder = tmp_path / "gitfs"
+    folder.mkdir()
+    record = folder / "failed-writes.json"
+    failed = FailedWrites(str(record))
+    failed.failed("/scan.pdf", errno.ENOSPC, 0, 10)
+    assert FailedWrites(str(record)).paths() == {"scan.pdf"}
+    os.rename(folder, tmp_path / "elsewhere")  # the record cannot be written where it lives
+    failed.failed("/video.mp4", errno.ENOSPC, 0, 10)
+    assert {entry["record"] for entry in failed.entries()} == {"not saved: No such file or directory"}
+    assert failed.paths() == {"scan.pdf", "video.mp4"}
+    os.rename(tmp_path / "elsewhere", folder)
+    assert failed.paths() == {"scan.pdf", "video.mp4"}  # each commit asks: saved again
+    assert "record" not in failed.entries()[0]
+    assert FailedWrites(str(record)).paths() == {"scan.pdf", "video.mp4"}
