@@ -91,7 +91,8 @@ class Mount:
         self.status = SyncStatus(remote=remote_ops.redact_url(options.remote_url), branch=repo.branch,
                                  pending=self.pending, read_only=options.read_only, repo_path=repo.path,
                                  committing=self.committing, pushing=self.push_progress.current,
-                                 failed_writes=self.failed_writes.entries)
+                                 failed_writes=self.failed_writes.entries,
+                                 writing=lambda: self.sync_worker.writing_status())
         self.conflict_log = ConflictLog(repo)
         self.versions = FileVersions(repo)
         self.versions_kernel = VersionsForgetter(self.kernel, f"/{GITFS_DIR}/{VERSIONS_DIR}")
@@ -118,7 +119,7 @@ class Mount:
                                       dirty_open_paths=self.handles.dirty_paths, sync_timeout=options.sync_timeout,
                                       recover=recovered_jobs, writing=self.writing,
                                       wait_released=self.handles.wait_released, final_seconds=UNMOUNT_PUSH_SECONDS,
-                                      committable=repo.committable,
+                                      committable=repo.committable, max_sync_delay=options.max_sync_delay,
                                       housekeeping=Housekeeper(repo.path, pushed=lambda: repo.count_ahead() == 0,
                                                                exclusive=remote.quiet, tidied=repo.release_caches))
         self.fetch_worker = FetchWorker(remote, self.state, fetch_timeout=options.fetch_timeout,

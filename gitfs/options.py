@@ -49,6 +49,7 @@ class Options:
     lfs: bool = True  # Git LFS, when the branch's .gitattributes has a filter=lfs rule
     lfs_url: str = ""  # "" = where git-lfs would look (gitfs/lfs/setup.py)
     sync_timeout: float = 5.0
+    max_sync_delay: float = -1.0  # -1: ten sync_timeouts (at least 1 s), set by _defaults
     fetch_timeout: float = 30.0
     idle_fetch_timeout: float = 1800.0
     min_idle_times: float = 10.0
@@ -171,6 +172,8 @@ def _validate(options: Options) -> None:
     for name in ("max_size", "sync_timeout", "fetch_timeout", "idle_fetch_timeout", "min_idle_times"):
         if getattr(options, name) < 0:
             raise FatalError(f"option {name}: must not be negative")
+    if options.max_sync_delay != -1 and options.max_sync_delay <= 0:
+        raise FatalError("option max_sync_delay: must be a positive number of seconds")
     if not 1 <= options.cache_size <= MAX_CACHE_SIZE:
         raise FatalError(f"option cache_size: must be between 1 and {MAX_CACHE_SIZE}")
     if options.max_open_files < -1 or options.max_open_files == 0:
@@ -211,6 +214,8 @@ def _defaults(options: Options) -> dict[str, Any]:
         "commiter_name": options.commiter_name or user,
         "commiter_email": options.commiter_email or f"{user}@{socket.gethostname()}",
         "mount_point": os.path.abspath(options.mount_point),
+        "max_sync_delay": options.max_sync_delay if options.max_sync_delay != -1 else
+        max(10 * options.sync_timeout, 1.0),
     }
     if options.repo_path:
         values["repo_path"] = os.path.abspath(os.path.expanduser(options.repo_path))

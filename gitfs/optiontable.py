@@ -29,6 +29,9 @@ OPTIONS = (
     OptionDoc("branch", "NAME", "the remote's default branch", "the branch mounted, followed and pushed"),
     OptionDoc("sync_timeout", "SEC", "`5`", "seconds of quiet before changes are committed and pushed",
               alias="merge_timeout"),
+    OptionDoc("max_sync_delay", "SEC", "ten times `sync_timeout`",
+              "the longest a change waits for quiet: past it, everything is committed and pushed however "
+              "busy the mount, files being written too, as they stand between two writes"),
     OptionDoc("fetch_timeout", "SEC", "`30`", "seconds between fetches while the mount is in use"),
     OptionDoc("idle_fetch_timeout", "SEC", "`1800`", "seconds between fetches while idle"),
     OptionDoc("min_idle_times", "N", "`10`", "idle after this many quiet `sync_timeout` periods"),

@@ -143,6 +143,9 @@ def format_status(state: dict, mount_point: str = "MOUNTPOINT") -> str:
     if len(rescues) > RECENT_RESCUES:
         lines.append(f"             and {len(rescues) - RECENT_RESCUES} earlier rescues "
                      "(git branch --list 'gitfs-rescue-*' in the clone)")
+    for busy in state.get("writing", []):
+        lines.append(f"writing:     /{busy['path']} is being written; committed as it stands in "
+                     f"{busy['next_commit_in']:.0f} s at most, then again as long as it is written to")
     for failed in state.get("failed_writes", []):
         lines.append(f"not committed: /{failed['path']}: its last write failed ({failed['error']}) at "
                      f"{failed['time']}; it is committed once written whole, or gone once removed")

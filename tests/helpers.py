@@ -327,7 +327,7 @@ def make_rig(remote: Remote, path: Path, *, url: str | None = None, repository: 
         git("remote", "set-url", "origin", url, cwd=path)
     repo = repository(str(path), remote.branch)
     clock = FakeClock()
-    jobs = PendingJobs()
+    jobs = PendingJobs(clock=clock)
     status = SyncStatus(remote=url or str(remote.bare), branch=remote.branch, pending=dict)
     metrics = Metrics(pending=repo_pending(repo, jobs))
     link = RacingRemoteLink(repo, Credentials(), other=remote, status=status, metrics=metrics)

@@ -180,7 +180,8 @@ class SyncCycle:
 
     def _commit_taken(self, jobs: list[CommitJob], include_open: bool) -> Optional[pygit2.Oid]:
         if include_open:  # release queues them again: committed once more if they change
-            jobs += [CommitJob(f"Update {path}", add=(path.lstrip("/"),)) for path in self.open_files.dirty_paths()]
+            jobs += [CommitJob(f"Update {path} (still being written)", add=(path.lstrip("/"),))
+                     for path in self.open_files.dirty_paths()]
         self._follow_gitignores(job_paths(jobs))
         index = self.repo.index()
         jobs = [job for job in jobs if not self._only_ignored(job, index)]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Optional
 
 
 @dataclass(frozen=True)
@@ -97,10 +98,13 @@ class PendingJobs:
     never says "nothing to commit" while a big one is hashed.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
         self._condition = threading.Condition()
         self._jobs: list[CommitJob] = []
         self._taken: list[CommitJob] = []  # the batch being committed: taken, not done yet
+        self._since: Optional[float] = None  # when the oldest waiting job was put (clock time)
+        self._taken_since: Optional[float] = None  # the same of the batch taken
         self._news = 0  # jobs and wake-ups since the last wait
         self._woken = False
         self._received = 0  # jobs put since the mount began
@@ -119,6 +123,7 @@ class PendingJobs:
             if not self._jobs:
                 self._news += 1
                 self._condition.notify_all()
+                self._since = self._clock()
             self._jobs.append(job)
             self._received += 1
 
@@ -141,6 +146,7 @@ class PendingJobs:
         with self._condition:
             jobs, self._jobs = self._jobs, []
             self._taken = list(jobs)
+            self._taken_since, self._since = self._since, None
             return jobs
 
     def give_back(self, jobs: list[CommitJob]) -> None:
@@ -149,11 +155,20 @@ class PendingJobs:
             self._jobs[:0] = jobs
             given = {id(job) for job in jobs}
             self._taken = [job for job in self._taken if id(job) not in given]
+            if jobs:  # they have waited since the batch's first change
+                waited = [since for since in (self._taken_since, self._since) if since is not None]
+                self._since = min(waited) if waited else self._clock()
 
     def done(self) -> None:
         """The batch taken is committed (or needed no commit): no longer pending here."""
         with self._condition:
             self._taken = []
+
+    def waited(self) -> float:
+        """Seconds the oldest waiting job has waited (0 with none): a change is committed
+        within max_sync_delay of being made, however busy the mount."""
+        with self._condition:
+            return 0.0 if self._since is None or not self._jobs else self._clock() - self._since
 
     def __bool__(self) -> bool:
         with self._condition:

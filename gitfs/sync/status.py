@@ -30,12 +30,13 @@ class SyncStatus:
     def __init__(self, *, remote: str, branch: str, pending: Callable[[], dict], read_only: bool = False,
                  repo_path: Optional[str] = None, committing: Callable[[], int] = lambda: 0,
                  pushing: Callable[[], Optional[dict]] = lambda: None,
-                 failed_writes: Callable[[], list[dict]] = list):
+                 failed_writes: Callable[[], list[dict]] = list, writing: Callable[[], list[dict]] = list):
         self._lock = threading.Lock()
         self._pending = pending
         self._committing = committing  # changes being staged and committed now
         self._pushing = pushing  # the push in flight (PushProgress.current), or None
         self._failed_writes = failed_writes  # files left uncommitted: their last write failed
+        self._writing = writing  # files being written: when their next commit is due
         self._state: dict[str, Any] = {
             "remote": remote, "branch": branch, "read_only": read_only, "repo_path": repo_path,
             "last_fetch": None, "last_push": None, "last_error": None, "conflicts": [], "rescues": [],
@@ -107,6 +108,7 @@ class SyncStatus:
         in_progress = {"committing": self._committing(), "pushing": self._pushing()}
         state["pending"] = self._pending()
         state["failed_writes"] = self._failed_writes()
+        state["writing"] = self._writing()
         state["in_progress"] = in_progress
         return state
 

@@ -2,14 +2,19 @@
 
 A cycle is due once current/ has been quiet for sync_timeout with something to
 commit or push, and no file that would be committed is open for writing (an
-editor's swap file holds nothing back; a file open longer than ten
-sync_timeouts is committed with what it holds). SIGUSR1 skips the wait, a wake-up
-from the fetch worker brings the remote's change in even while a file is being
-written, and failures back off 1, 2, 4 ... 60 s (a push the server refused: up to
-5 minutes, or at once after a change in current/ that a commit would take). At unmount the same thread runs
-the final cycle: it commits everything however long that takes (a commit is local: it
-ends, and a daemon that quit half-way would leave the clone's index locked), then gives
-the push final_seconds; what is not on the remote by then the next mount pushes.
+editor's swap file holds nothing back): a burst (`tar x`) is one commit. However busy
+the mount, no change waits longer than max_sync_delay: a change queued that long ago,
+or a file written while open (a log held open for days) for that long since it was
+opened or last committed, has the cycle commit everything, the files being written
+too, as they stand between two writes (the commit runs frozen). A logger writing all
+day thus makes one commit per max_sync_delay, and a document saved beside it waits
+no longer. SIGUSR1 skips the wait, a wake-up from the fetch worker brings the
+remote's change in even while a file is being written, and failures back off 1, 2,
+4 ... 60 s (a push the server refused: up to 5 minutes, or at once after a change in
+current/ that a commit would take). At unmount the same thread runs the final cycle:
+it commits everything however long that takes (a commit is local: it ends, and a
+daemon that quit half-way would leave the clone's index locked), then gives the push
+final_seconds; what is not on the remote by then the next mount pushes.
 
 A sync asked for now (SIGUSR1, unmount) covers every change whose close(2) returned
 before the request. close(2) returns before the kernel sends RELEASE, so such a file
@@ -65,7 +70,7 @@ class SyncWorker(threading.Thread):
                  release_wait: float = RELEASE_WAIT,
                  final_seconds: float = FINAL_SYNC_SECONDS, housekeeping: Optional[Housekeeping] = None,
                  committable: Callable[[Collection[str]], list[str]] = list,
-                 clock: Callable[[], float] = time.monotonic):
+                 max_sync_delay: Optional[float] = None, clock: Callable[[], float] = time.monotonic):
         super().__init__(name="SyncWorker", daemon=True)
         self.cycle = cycle
         self.jobs = jobs
@@ -77,6 +82,9 @@ class SyncWorker(threading.Thread):
         self.wait_released = wait_released  # (handles, timeout) -> whether all were released in time
         self.release_wait = release_wait
         self.sync_timeout = sync_timeout
+        # The longest a change waits for quiet: a mount written to all day commits all the same.
+        self.max_sync_delay = max_sync_delay if max_sync_delay is not None else max(10 * sync_timeout, 1.0)
+        self._included_at = float("-inf")  # when a cycle last committed the files being written
         self.recover = recover
         self.final_seconds = final_seconds
         self.housekeeping = housekeeping
@@ -172,16 +180,38 @@ class SyncWorker(threading.Thread):
 
     def due(self, forced: bool = False) -> bool:
         """Whether a cycle is due now; forced: asked for by sync_now()."""
-        writing, open_too_long = self._writing()
-        # A file written while open owes a commit too (after the open-file bound).
-        if not (self.jobs or self._owed or (open_too_long and self.dirty_open_paths())):
+        writing, open_overdue = self._writing()
+        # A file written while open owes a commit too (once overdue).
+        if not (self.jobs or self._owed or open_overdue):
             return False
-        if not forced and (self.state.quiet_for() < self.sync_timeout
-                           or self.clock() < self._retry_at and not self._changed_since_refusal()):
+        if self.clock() < self._retry_at and not self._changed_since_refusal() and not forced:
             return False
-        # No commit while a file is open for writing, unless it has been open too long;
-        # the remote's changes are brought in meanwhile.
-        return writing == 0 or open_too_long or self._woken
+        if self.overdue(open_overdue):  # however busy the mount: the bound on every change's wait
+            return True
+        if not forced and self.state.quiet_for() < self.sync_timeout:
+            return False
+        # No commit while a file is open for writing, unless overdue; the remote's changes
+        # are brought in meanwhile.
+        return writing == 0 or self._woken
+
+    def overdue(self, open_overdue: Optional[bool] = None) -> bool:
+        """Whether a change has waited max_sync_delay: a job queued that long ago, or a file
+        written while open (a log held open for days) that long since it was opened or last
+        committed."""
+        if open_overdue is None:
+            open_overdue = self._writing()[1]
+        return open_overdue or bool(self.jobs) and self.jobs.waited() >= self.max_sync_delay
+
+    def writing_status(self) -> list[dict]:
+        """The files being written and when their next commit is due (seconds from now), for
+        the status: committed as they stand between two writes once max_sync_delay is up."""
+        count, oldest = self.writers()
+        dirty = sorted(path.strip("/") for path in self.dirty_open_paths())
+        if not count or not dirty:
+            return []
+        since = max(self.clock() - oldest, self._included_at)
+        due_in = max(since + self.max_sync_delay - self.clock(), 0.0)
+        return [{"path": path, "next_commit_in": round(due_in, 1)} for path in dirty]
 
     def _changed_since_refusal(self) -> bool:
         """Whether current/ changed since the server last refused a push, in a way a commit
@@ -201,9 +231,13 @@ class SyncWorker(threading.Thread):
         return 1.0
 
     def _writing(self) -> tuple[int, bool]:
-        """(files open for writing, whether the oldest has been open past the open-file bound)."""
+        """(files open for writing, whether one written while open has waited max_sync_delay
+        since it was opened or since the last commit that took what it held)."""
         count, oldest = self.writers()
-        return count, oldest > max(10 * self.sync_timeout, 1.0)
+        if not count:
+            return 0, False
+        waited = self.clock() - max(self.clock() - oldest, self._included_at)
+        return count, waited >= self.max_sync_delay and bool(self.dirty_open_paths())
 
     def _await_releases(self, numbers: set[int]) -> None:
         if numbers and not self.wait_released(numbers, self.release_wait):
@@ -211,13 +245,18 @@ class SyncWorker(threading.Thread):
 
     def _run_cycle(self, forced: bool = False) -> CycleResult:
         self._woken = False
-        writers, open_too_long = self._writing()
+        writers, open_overdue = self._writing()
         writing = writers > 0
-        if forced and writing and not open_too_long:
+        overdue = self.overdue(open_overdue)
+        if forced and writing and not overdue:
             # Asked for now: commit everything but what the files still open may change.
             result = self.cycle.run(hold=set(self.writing().values()))
         else:
-            result = self.cycle.run(commit=not writing or open_too_long, include_open=writing and open_too_long)
+            # Overdue: the files being written too, as they stand between two writes
+            # (the commit runs frozen: no write is half done).
+            result = self.cycle.run(commit=not writing or overdue, include_open=writing and overdue)
+            if writing and overdue:
+                self._included_at = self.clock()
         if self._last_failure is not None:  # the remote link reports its own recoveries
             log.warning("sync works again; local commits are on the remote")
         self._failures, self._last_failure, self._refused_at_change = 0, None, None

@@ -410,3 +410,74 @@ def test_undoing_what_the_server_refused_leaves_nothing_to_push(remote, tmp_path
         assert result is not None and result.pushed == rig.repo.remote_tip()
         assert str(rig.repo.branch_tip()) == before == remote.head()  # no empty commit, nothing sent
         assert rig.status.snapshot()["last_push"]["result"] == "ok"
+
+
+# -- a mount that never rests ------------------------------------------------------
+
+def busy_worker(rig, writers, max_sync_delay=5.0):
+    worker = SyncWorker(rig.cycle, rig.jobs, rig.state, writers=writers, dirty_open_paths=lambda: rig.dirty_paths,
+                        sync_timeout=1.0, max_sync_delay=max_sync_delay, clock=rig.clock)
+    rig.clock.advance(5)
+    assert worker.step(timeout=0) is not None  # the start-up cycle
+    return worker
+
+
+def commits(rig) -> int:
+    return int(git("--git-dir", str(rig.remote.bare), "rev-list", "--count", rig.remote.branch).strip())
+
+
+def test_a_logger_reopening_its_file_every_0_4_s_is_committed_every_max_sync_delay(rig, writers):
+    worker = busy_worker(rig, writers)
+    before = commits(rig)
+    rows = ""
+    times = []
+    for row in range(60):  # 24 s of a row every 0.4 s: never sync_timeout of quiet
+        rows += f"row {row}\n"
+        rig.write("readings.csv", rows)
+        rig.clock.advance(0.4)
+        result = worker.step(timeout=0)
+        if result is not None and result.committed is not None:
+            times.append(row * 0.4)
+            assert rig.remote.show("readings.csv") == rows.encode()  # pushed, every row up to now
+    assert times and times[0] >= 4.6  # not before max_sync_delay: a burst stays one commit
+    assert all(later - earlier >= 4.6 for earlier, later in zip(times, times[1:]))  # no commit storm
+    assert len(times) == 4 and commits(rig) == before + 4
+
+
+def test_a_file_held_open_and_written_does_not_hold_back_a_document_saved_beside_it(rig, writers):
+    worker = busy_worker(rig, writers)
+    rig.dirty_paths = ["/station.csv"]
+    writers.count, writers.oldest = 1, 0.0
+    rows = ""
+    saved_at = None
+    for row in range(20):  # a row every 0.5 s into a file held open: the mount never quiet
+        rows += f"row {row}\n"
+        with rig.state.mutation():
+            rig.write_file("station.csv", rows)
+        if row == 2:
+            rig.write("notes.txt", "saved once\n")
+            saved_at = rig.clock()
+        status = worker.writing_status()
+        assert [entry["path"] for entry in status] == ["station.csv"]
+        rig.clock.advance(0.5)
+        writers.oldest += 0.5
+        result = worker.step(timeout=0)
+        if result is not None and result.committed is not None:
+            break
+    else:
+        raise AssertionError("nothing committed while a file was written all along")
+    assert rig.clock() - saved_at <= 5.0 + 1.0  # within max_sync_delay of the save (one step's slack)
+    assert rig.remote.show("notes.txt") == b"saved once\n"
+    assert rig.remote.show("station.csv") == rows.encode()  # as it stood between two writes
+    assert worker.writing_status()[0]["next_commit_in"] == 5.0  # the next one, max_sync_delay on
+
+
+def test_the_busy_file_s_commit_says_it_is_still_being_written(rig, writers):
+    worker = busy_worker(rig, writers)
+    rig.dirty_paths = ["/station.csv"]
+    writers.count, writers.oldest = 1, 6.0
+    rig.write_file("station.csv", "row 0\n")
+    rig.state.last_change = rig.clock()  # written this instant: not quiet
+    result = worker.step(timeout=0)
+    assert result is not None and result.committed is not None
+    assert rig.remote.log()[0] == "Update /station.csv (still being written)"
