@@ -111,22 +111,10 @@ def bench_files(bench: Bench) -> None:
         if run_op("sha256", path)["sha256"] != want:
             bench.problem(f"{label}big.bin differs from the committed bytes")
 
-    # 8. writes: a FUSE file system that answers getxattr gets the kernel's question for the
-    # file's security.capability before every write(2), one round trip more per write.
+    # 8. writes, with the default options: no extended attributes, so the kernel asks for
+    # no security.capability before each write(2) (with them: one round trip more per write).
     print("[8] writes of 80 MiB into current/ and the native disk ...", flush=True)
-    for block in (4096, 128 * 1024):
-        count = 80 * MB // block
-
-        def dd(folder: str, block: int = block, count: int = count) -> Callable[[], float]:
-            return lambda: bench.sh(f"dd if=/dev/zero of='{folder}/dd.bin' bs={block} count={count} "
-                                    "conv=notrunc status=none")
-
-        native_s = median_of(3, dd(work))
-        gitfs_s = median_of(3, dd(mount.current))
-        bench.row(f"write 80 MiB into current/ in {block // 1024} KiB writes (dd), median of 3", mbps(80 / gitfs_s),
-                  f"{mbps(80 / native_s)} native", f"{native_s / gitfs_s:.0%}", "")
-    for folder in (work, mount.current):
-        os.unlink(os.path.join(folder, "dd.bin"))
+    write_rows(bench, mount, work, "")
 
     # 9. the 5,000-file tree: cat of every file, find -type f, ls -lR.
     print(f"[9] cat of every file, find -type f, ls -lR on {SMALL_TREE_FILES} files ...", flush=True)
@@ -168,6 +156,42 @@ def bench_files(bench: Bench) -> None:
                           ratio_x(floor, native_s), f"GitFS is {ratio_x(gitfs_s, floor)} of it")
     if peer:
         peer.unmount()
+    mount.unmount()
+    attribute_costs(bench, bare, work)
+
+
+def write_rows(bench: Bench, mount: Mount, work: str, how: str) -> None:
+    """80 MiB written with dd in 4 KiB and 128 KiB writes into current/ beside the native disk."""
+    for block in (4096, 128 * 1024):
+        count = 80 * MB // block
+
+        def dd(folder: str, block: int = block, count: int = count) -> Callable[[], float]:
+            return lambda: bench.sh(f"dd if=/dev/zero of='{folder}/dd.bin' bs={block} count={count} "
+                                    "conv=notrunc status=none")
+
+        native_s = median_of(3, dd(work))
+        gitfs_s = median_of(3, dd(mount.current))
+        bench.row(f"write 80 MiB into current/{how} in {block // 1024} KiB writes (dd), median of 3",
+                  mbps(80 / gitfs_s), f"{mbps(80 / native_s)} native", f"{native_s / gitfs_s:.0%}", "")
+    for folder in (work, mount.current):
+        os.unlink(os.path.join(folder, "dd.bin"))
+
+
+def attribute_costs(bench: Bench, bare: str, work: str) -> None:
+    """What `-o xattr` costs: with attributes the kernel asks the daemon for security.capability
+    before every write(2) and `ls -l` for each entry's security.selinux (and ACL), a round
+    trip each, which an answer of ENODATA does not spare."""
+    print("[9b] the same writes and ls -lR on a mount with -o xattr ...", flush=True)
+    mount = Mount(bench, bare, "files-xattr", "max_size=0,sync_timeout=1,xattr")
+    mount.mount()
+    write_rows(bench, mount, work, " with -o xattr")
+    native_tree, gitfs_tree = os.path.join(work, "tree"), os.path.join(mount.current, "tree")
+    for tree in (native_tree, gitfs_tree):
+        bench.sh(f"ls -lR '{tree}' > /dev/null")
+    native_s = median_of(3, lambda: bench.sh(f"ls -lR '{native_tree}' > /dev/null"))
+    gitfs_s = median_of(3, lambda: bench.sh(f"ls -lR '{gitfs_tree}' > /dev/null"))
+    bench.row(f"ls -lR current/ with -o xattr, {SMALL_TREE_FILES} files (warm), median of 3", secs(gitfs_s),
+              f"{secs(native_s)} native", ratio_x(gitfs_s, native_s), "")
     mount.unmount()
 
 

@@ -63,7 +63,7 @@ class Options:
     ignore_file: str = ""
     hard_ignore: str = ""
     default_ignore: bool = True  # the default rules for editors' and desktops' files (repo/ignore.py)
-    xattr: bool = True  # current/ keeps user.* extended attributes (repo/user_attributes.py)
+    xattr: bool = False  # current/ keeps user.* extended attributes (repo/user_attributes.py); off: router.py says why
     max_open_files: int = -1
     history_path: str = "history"
     current_path: str = "current"

@@ -60,10 +60,10 @@ OPTIONS = (
     OptionDoc("default_ignore", "true|false", "`true`",
               "never commit the temporary, lock and backup files of editors and office suites, nor desktop "
               "litter (the default rules); `false` turns them off"),
-    OptionDoc("xattr", "true|false", "`true`",
+    OptionDoc("xattr", "true|false", "`false`",
               "`current/` keeps `user.*` extended attributes on this machine (Samba's DOS attributes, macOS "
-              "streams, `cp -a`); `false` answers none: the kernel then asks nothing per `write(2)` and per "
-              "`ls -l` entry"),
+              "streams, `cp -a`); off, none are kept (EOPNOTSUPP) and the kernel asks nothing per `write(2)` "
+              "and per `ls -l` entry, which with them costs a round trip each"),
     OptionDoc("max_open_files", "N", "`-1`", "the daemon's `RLIMIT_NOFILE` (`-1` leaves it)"),
     OptionDoc("ro", "", "`false`",
               "read-only mount: the kernel refuses every write; GitFS still fetches and shows the remote's "

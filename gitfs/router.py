@@ -36,13 +36,18 @@ class Router(Operations):
 
     def __init__(self, routes: list[Route], *, cache_size: int,
                  touch: Callable[[], None], on_init: Callable[[], None], on_destroy: Callable[[], None],
-                 disk_figures: Callable[[], dict], kernel_cached_dirs: str = "", extended_attributes: bool = True):
+                 disk_figures: Callable[[], dict], kernel_cached_dirs: str = "", extended_attributes: bool = False):
         self.routes = routes
+        self.extended_attributes = extended_attributes
+        self._refusal_told = False
         if not extended_attributes:
-            # No callbacks at all (mfusepy leaves out what is None): the kernel's first
-            # question gets ENOSYS and it asks no more, for any file (EOPNOTSUPP to programs).
+            # No callbacks (mfusepy leaves out what is None): the kernel's first question
+            # gets ENOSYS and it asks no more, for any file (EOPNOTSUPP to programs). An
+            # answered getxattr, even a quick ENODATA, costs a round trip per `ls -l` entry
+            # and per write(2). setxattr stays, only to say once why it is refused.
             for operation in XATTR_OPERATIONS:
-                setattr(self, operation, None)
+                if operation != "setxattr":
+                    setattr(self, operation, None)
         # Folders at and below this mount path keep their listing in the kernel (GitFSFUSE.opendir).
         self.kernel_cached_dirs = kernel_cached_dirs
         self._disk_figures = disk_figures
@@ -221,7 +226,21 @@ class Router(Operations):
         return self._call("listxattr", path)
 
     def setxattr(self, path, name, value, options, position=0):
+        if not self.extended_attributes:
+            self._refuse_attribute(name)
         return self._call("setxattr", path, name, value, options)
+
+    def _refuse_attribute(self, name: str):
+        if not name.startswith(USER_ATTRIBUTES):
+            raise FuseOSError(errno.EOPNOTSUPP)  # not ENOSYS: a later user.* one must still come here
+        if not self._refusal_told:
+            # Samba, refused user.DOSATTRIB, answers its client NT_STATUS_NOT_SUPPORTED and
+            # logs it only from log level 1 (0 by default): this line tells an admin why.
+            self._refusal_told = True
+            log.warning("extended attribute %s refused: this mount keeps none (mount with -o xattr for "
+                        "Samba's DOS attributes, macOS streams and cp -a's user attributes)", name)
+        # ENOSYS: the kernel asks no more and answers EOPNOTSUPP itself from now on.
+        raise FuseOSError(errno.ENOSYS)
 
     def removexattr(self, path, name):
         return self._call("removexattr", path, name)

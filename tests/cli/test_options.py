@@ -43,6 +43,14 @@ def test_defaults_are_the_originals():
     assert options.commiter_email.startswith(options.user + "@")
 
 
+def test_extended_attributes_only_when_asked():
+    # Off by default: with them the kernel asks a round trip per `ls -l` entry and per write(2).
+    assert parse().xattr is False
+    assert parse("xattr").xattr is True
+    assert parse("xattr=true").xattr is True
+    assert parse("xattr,xattr=no").xattr is False
+
+
 def test_every_documented_option_is_accepted():
     names = ["repo_path=/tmp/r", "branch=dev", "user=root", "group=root", "commiter_name=N",
              "commiter_email=n@example.com", "max_size=2", "fetch_timeout=3", "idle_fetch_timeout=4",

@@ -3,7 +3,8 @@
 drives it as a Windows or macOS colleague's machine would reach the team's share: files
 put over SMB come back byte-exact and reach the remote (folders, renames and deletions
 too); DOS attributes and macOS streams, which smbd keeps in user.* extended attributes,
-are kept on current/; Office's save sequence, fast or slow, never leaves the remote
+are kept on current/ of a mount with `xattr` and refused, with one line in GitFS's log,
+without it; Office's save sequence, fast or slow, never leaves the remote
 without the document; a copy over max_size never reaches the remote.
 
 The shares use `map archive = no` as README's does: with Samba's default (`yes`, create
@@ -87,9 +88,10 @@ def test_files_put_over_smb_come_back_and_reach_the_remote(remote, mount_gitfs, 
 
 
 def test_dos_attributes_are_kept_and_a_new_file_is_not_executable(remote, mount_gitfs, smb_share, tmp_path):
-    """`setmode +h` is kept (smbd stores it in user.DOSATTRIB on current/) and allinfo shows it;
-    with `map archive = no` a file made over SMB is committed as a plain file, 100644."""
-    mount = mount_gitfs(remote)
+    """On a mount with `xattr`, as README's share has it, `setmode +h` is kept (smbd stores it
+    in user.DOSATTRIB on current/) and allinfo shows it; with `map archive = no` a file made
+    over SMB is committed as a plain file, 100644."""
+    mount = mount_gitfs(remote, xattr=True)
     smb = smb_share(mount, extra_share_options=TEAM_SHARE)
     (tmp_path / "notes.txt").write_text("hidden notes\n")
     smb.client_ok("put notes.txt notes.txt", cwd=tmp_path)
@@ -104,8 +106,9 @@ def test_dos_attributes_are_kept_and_a_new_file_is_not_executable(remote, mount_
 
 def test_a_macos_finder_info_stream_is_kept_and_not_committed(remote, mount_gitfs, smb_share, tmp_path):
     """On a share set up for Macs (catia fruit streams_xattr) Finder's AFP_AfpInfo stream is
-    written, listed and read back; the file's committed content is its data only."""
-    mount = mount_gitfs(remote)
+    written, listed and read back (on a mount with `xattr`); the file's committed content is
+    its data only."""
+    mount = mount_gitfs(remote, xattr=True)
     smb = smb_share(mount, extra_share_options=TEAM_SHARE + MACOS_SHARE)
     (tmp_path / "name.txt").write_text("mac text\n")
     (tmp_path / "afpinfo").write_bytes(AFP_INFO)
@@ -116,6 +119,28 @@ def test_a_macos_finder_info_stream_is_kept_and_not_committed(remote, mount_gitf
     assert (tmp_path / "back").read_bytes() == AFP_INFO
     wait_for(lambda: "name.txt" in remote.files(), timeout=30, message="name.txt on the remote")
     assert remote.show("name.txt") == b"mac text\n"
+
+
+def test_without_xattr_dos_attributes_and_streams_are_refused_and_the_daemon_says_why(remote, mount_gitfs,
+                                                                                     smb_share, tmp_path):
+    """A mount with the default options keeps no attributes: smbd's `setmode +h` and a Mac's
+    AFP_AfpInfo stream are refused (NT_STATUS_NOT_SUPPORTED), the file itself is written and
+    committed as a plain file, and GitFS's log says once why, with the option to use."""
+    mount = mount_gitfs(remote)
+    smb = smb_share(mount, extra_share_options=TEAM_SHARE + MACOS_SHARE)
+    (tmp_path / "notes.txt").write_text("notes\n")
+    (tmp_path / "afpinfo").write_bytes(AFP_INFO)
+    smb.client_ok("put notes.txt notes.txt", cwd=tmp_path)
+    assert "NT_STATUS_NOT_SUPPORTED" in smb.client("setmode notes.txt +h")
+    assert "NT_STATUS_NOT_SUPPORTED" in smb.client("put afpinfo notes.txt:AFP_AfpInfo", cwd=tmp_path)
+    info = smb.client("allinfo notes.txt")
+    attributes = next(line for line in info.splitlines() if line.startswith("attributes:"))
+    assert "H" not in attributes.split()[1], info
+    wait_for(lambda: "notes.txt" in remote.files(), timeout=30, message="notes.txt on the remote")
+    assert remote.show("notes.txt") == b"notes\n"
+    assert committed_mode(remote, "notes.txt") == "100644", smb.log_text()
+    told = [line for line in mount.log_text().splitlines() if "-o xattr" in line]
+    assert len(told) == 1 and "WARNING" in told[0] and "user.DOSATTRIB" in told[0], mount.log_text()
 
 
 @pytest.mark.parametrize("pause", [0, 2], ids=["fast", "slow"])

@@ -1,8 +1,9 @@
-"""Extended attributes on a real mount: the user.* namespace is kept with the file on this
-machine (the clone's file system holds it), survives renames and remounts, is never
-committed and never makes a commit; the other namespaces are not kept (as on a file
-system without them); history/ and .gitfs/ are read-only. `cp -a` and `rsync -X` copy
-attributes in and out, as on a native disk (each compared with a plain directory)."""
+"""Extended attributes on a real mount with `xattr` (off by default): the user.* namespace
+is kept with the file on this machine (the clone's file system holds it), survives renames
+and remounts, is never committed and never makes a commit; the other namespaces are not
+kept (as on a file system without them); history/ and .gitfs/ are read-only. `cp -a` and
+`rsync -X` copy attributes in and out, as on a native disk (each compared with a plain
+directory). Without `xattr`, every attribute is EOPNOTSUPP and the kernel stops asking."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def user_attributes(path) -> dict[str, bytes]:
 
 
 def test_user_attributes_are_kept_here_and_never_committed(remote, mount_gitfs):
-    mount = mount_gitfs(remote)
+    mount = mount_gitfs(remote, xattr=True)
     document = mount.current / "report.docx"
     document.write_bytes(b"the report")
     wait_synced(mount)
@@ -52,13 +53,13 @@ def test_user_attributes_are_kept_here_and_never_committed(remote, mount_gitfs):
     assert len(remote.log()) == commits
 
     mount.stop()
-    again = mount_gitfs(remote, repo_path=mount.repo_path)
+    again = mount_gitfs(remote, repo_path=mount.repo_path, xattr=True)
     assert user_attributes(again.current / "final.docx") == {"user.DOSATTRIB": b"\x00\x00\x04\x00archive"}
     assert os.getxattr(again.current / "photos", "user.com.apple.FinderInfo") == b"blue"
 
 
 def test_other_namespaces_are_not_kept_and_read_only_views_refuse(remote, mount_gitfs):
-    mount = mount_gitfs(remote)
+    mount = mount_gitfs(remote, xattr=True)
     file = mount.current / "testing"
     assert errno_of(os.setxattr, file, "trusted.x", b"1") == errno.EOPNOTSUPP  # root may: not kept
     assert errno_of(os.setxattr, file, "security.x", b"1") == errno.EOPNOTSUPP
@@ -80,7 +81,7 @@ def test_other_namespaces_are_not_kept_and_read_only_views_refuse(remote, mount_
 
 
 def test_a_colleagues_new_version_keeps_the_attributes_here(remote, mount_gitfs):
-    mount = mount_gitfs(remote)
+    mount = mount_gitfs(remote, xattr=True)
     os.setxattr(mount.current / "testing", "user.DOSATTRIB", b"archive")
     remote.commit({"testing": "their new version\n", "me": None}, "a colleague's change")
     wait_for(lambda: (mount.current / "testing").read_text() == "their new version\n", timeout=30,
@@ -92,7 +93,7 @@ def test_a_colleagues_new_version_keeps_the_attributes_here(remote, mount_gitfs)
 def test_programs_copy_attributes_in_and_out(program, remote, mount_gitfs, tmp_path):
     if shutil.which(program.split()[0]) is None:
         pytest.skip(f"{program.split()[0]} is not installed")
-    mount = mount_gitfs(remote)
+    mount = mount_gitfs(remote, xattr=True)
     source = tmp_path / "source"
     (source / "inner").mkdir(parents=True)
     (source / "inner" / "notes.txt").write_text("notes\n")
@@ -109,11 +110,33 @@ def test_programs_copy_attributes_in_and_out(program, remote, mount_gitfs, tmp_p
     assert remote.show("copied/inner/notes.txt") == b"notes\n"
 
 
-def test_xattr_false_answers_none_and_the_kernel_stops_asking(remote, mount_gitfs):
+def test_by_default_none_are_kept_and_the_kernel_stops_asking(remote, mount_gitfs, tmp_path):
+    """Without `xattr` the daemon answers no getxattr (ENOSYS), so the kernel asks nothing
+    per `ls -l` entry and per write(2): every attribute is EOPNOTSUPP (`cp -a` copies the
+    file without them), and a user.* one set is refused with one line in the log, however
+    many programs try."""
+    mount = mount_gitfs(remote)
+    assert errno_of(os.setxattr, mount.current / "testing", "security.x", b"1") == errno.EOPNOTSUPP
+    source = tmp_path / "tagged.txt"
+    source.write_text("tagged\n")
+    os.setxattr(source, "user.mime_type", b"text/plain")
+    subprocess.run(["cp", "-a", str(source), str(mount.current)], check=True, capture_output=True)
+    assert (mount.current / "tagged.txt").read_text() == "tagged\n"
+    file = mount.current / "testing"
+    assert errno_of(os.getxattr, file, "user.DOSATTRIB") == errno.EOPNOTSUPP
+    assert errno_of(os.getxattr, file, "security.capability") == errno.EOPNOTSUPP
+    assert errno_of(os.listxattr, file) == errno.EOPNOTSUPP
+    assert errno_of(os.setxattr, file, "user.DOSATTRIB", b"x") == errno.EOPNOTSUPP
+    assert errno_of(os.setxattr, mount.current, "user.colour", b"red") == errno.EOPNOTSUPP
+    assert errno_of(os.removexattr, file, "user.DOSATTRIB") == errno.EOPNOTSUPP
+    file.write_text("still written\n")
+    wait_for(lambda: remote.show("testing") == b"still written\n", timeout=30, message="the write on the remote")
+    told = [line for line in mount.log_text().splitlines() if "-o xattr" in line]
+    assert len(told) == 1 and "user.mime_type" in told[0], mount.log_text()
+
+
+def test_xattr_false_answers_none(remote, mount_gitfs):
     mount = mount_gitfs(remote, xattr=False)
     file = mount.current / "testing"
     assert errno_of(os.setxattr, file, "user.DOSATTRIB", b"x") == errno.EOPNOTSUPP
     assert errno_of(os.getxattr, file, "user.DOSATTRIB") == errno.EOPNOTSUPP
-    assert errno_of(os.getxattr, file, "security.capability") == errno.EOPNOTSUPP
-    file.write_text("still written\n")
-    wait_for(lambda: remote.show("testing") == b"still written\n", timeout=30, message="the write on the remote")

@@ -12,6 +12,7 @@ a real `fuse_file_info`), so that an upgrade fails here rather than at mount tim
 from __future__ import annotations
 
 import ctypes
+import errno
 import gc
 import inspect
 import stat
@@ -136,6 +137,29 @@ def test_init_with_config_sets_only_fields_libfuse_reads():
     assert timeouts == (ENTRIES.seconds, ATTRIBUTES.seconds, 0)
     assert (config.auto_cache, config.ac_attr_timeout_set, config.ac_attr_timeout) == (1, 1, PAGES.seconds)
     assert conn.want == 1
+
+
+def router_with(**options) -> Router:
+    return Router([], cache_size=1, touch=lambda: None, on_init=lambda: None, on_destroy=lambda: None,
+                  disk_figures=dict, **options)
+
+
+def test_without_attributes_libfuse_gets_no_getxattr_and_a_refusal_is_told_once(caplog):
+    # mfusepy hands libfuse no callback for what is None: the kernel's first getxattr gets
+    # ENOSYS and it asks no more (an answered one costs a round trip per `ls -l` entry).
+    router = router_with()
+    assert (router.getxattr, router.listxattr, router.removexattr) == (None, None, None)
+    with pytest.raises(mfusepy.FuseOSError) as refused:
+        router.setxattr("/current/a", "security.x", b"1", 0)
+    assert refused.value.errno == errno.EOPNOTSUPP  # not ENOSYS: a later user.* one still reaches us
+    for _ in range(2):
+        with pytest.raises(mfusepy.FuseOSError) as refused:
+            router.setxattr("/current/a", "user.DOSATTRIB", b"1", 0)
+        assert refused.value.errno == errno.ENOSYS
+    told = [record for record in caplog.records if "-o xattr" in record.getMessage()]
+    assert len(told) == 1 and told[0].levelname == "WARNING"
+    kept = router_with(extended_attributes=True)
+    assert callable(kept.getxattr) and callable(kept.listxattr) and callable(kept.removexattr)
 
 
 # -- readdir_fuse_3 driven with mfusepy's own ctypes types -----------------------------
