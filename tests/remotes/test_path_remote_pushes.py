@@ -1,0 +1,63 @@
+"""Pushes of several clones to one path remote at once (mounts of one machine, or of a
+team sharing a bare repository on a network disk): libgit2's local transport checks that
+the push is a fast-forward when it connects and writes the branch by force afterwards, so
+two pushes at once could each be told they succeeded while the second overwrote the
+first. Every push said to be taken must be in the remote's history at the end."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+
+import pygit2
+
+from gitfs.repo import remote as remote_ops
+from gitfs.repo.errors import PushRejected
+from gitfs.repo.repository import Repository
+from helpers import clone_of
+
+PUSHES = 40
+SIGNATURE = pygit2.Signature("GitFS", "gitfs@example.com")
+
+
+def pusher(path: str, branch: str, name: str, results) -> None:
+    repo = Repository(path, branch)
+    taken = []
+    for number in range(PUSHES):
+        tip = remote_ops.fetch(repo, remote_ops.Credentials())
+        git = repo.git
+        tree = git.TreeBuilder(git[tip].peel(pygit2.Tree))
+        tree.insert(f"{name}-{number}.txt", git.create_blob(f"{name} {number}\n".encode()), pygit2.GIT_FILEMODE_BLOB)
+        commit = git.create_commit(None, SIGNATURE, SIGNATURE, f"{name} {number}", tree.write(), [tip])
+        repo.set_branch_tip(commit, "test")
+        try:
+            taken.append(str(remote_ops.push(repo, remote_ops.Credentials())))
+        except PushRejected:
+            continue  # the other one was first: told so, as a race
+        except Exception as error:  # noqa: BLE001 - said to the test, which fails on it
+            results.put((name, f"{type(error).__name__}: {error}"))
+            return
+    results.put((name, taken))
+
+
+def test_pushes_at_once_to_a_path_remote_never_overwrite_each_other(remote, tmp_path):
+    clones = [clone_of(remote, tmp_path / f"clone{number}") for number in range(3)]
+    results: multiprocessing.Queue = multiprocessing.get_context("fork").Queue()
+    workers = [multiprocessing.get_context("fork").Process(target=pusher, args=(str(path), remote.branch,
+                                                                               f"c{number}", results))
+               for number, path in enumerate(clones)]
+    for worker in workers:
+        worker.start()
+    taken = dict(results.get(timeout=300) for _ in workers)
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    failed = {name: said for name, said in taken.items() if isinstance(said, str)}
+    assert not failed, failed
+    server = pygit2.Repository(str(remote.bare))
+    final = server.references[f"refs/heads/{remote.branch}"].target
+    in_history = {str(commit.id) for commit in server.walk(final)}
+    lost = {name: [oid for oid in oids if oid not in in_history] for name, oids in taken.items()}
+    assert sum(len(oids) for oids in taken.values()) > PUSHES  # pushes did meet
+    assert not any(lost.values()), lost
+    assert not os.path.exists(os.path.join(remote.bare, "refs", "heads", f"{remote.branch}.lock"))
