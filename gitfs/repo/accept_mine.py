@@ -22,7 +22,7 @@ from typing import Optional, cast
 
 import pygit2
 
-from gitfs.repo.compat import SortMode
+from gitfs.repo.compat import SortMode, tree_entry
 from gitfs.repo.errors import local_write
 from gitfs.repo.filemodes import FILEMODE_BLOB, FILEMODE_EXEC
 from gitfs.repo.line_merge import merge_lines
@@ -142,7 +142,7 @@ def _last_changes(git: pygit2.Repository, remote: pygit2.Oid, local: pygit2.Oid,
 
 def _entry_id(tree: pygit2.Tree, path: str) -> Optional[pygit2.Oid]:
     try:
-        return tree[path].id
+        return tree_entry(tree, path).id
     except KeyError:
         return None
 

@@ -45,6 +45,7 @@ process, so no constructor or fetch sets them again.
 from __future__ import annotations
 
 import ctypes
+import functools
 import logging
 import os
 
@@ -110,7 +111,9 @@ def release_free_memory() -> None:
         trim(0)
 
 
+@functools.lru_cache(maxsize=1)
 def _libc():
+    """The C library, loaded once: each CDLL made a class of its own (~250 bytes a commit)."""
     try:
         return ctypes.CDLL(None)
     except OSError:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import os
 import re
 import urllib.parse
@@ -140,10 +141,16 @@ def _origin(repo: Repository) -> tuple[pygit2.Remote, str]:
     return remote, remote.url
 
 
+@functools.lru_cache(maxsize=64)
+def _fetch_refspec(branch: str) -> str:
+    """The same string for every fetch of a branch (pygit2 keeps the names it is given: refnames.py)."""
+    return f"+{branch_ref(branch)}:{remote_ref(branch)}"
+
+
 def fetch(repo: Repository, credentials: Credentials) -> Optional[pygit2.Oid]:
     """Fetch the branch into its remote-tracking ref; the remote tip, or None if the branch is gone."""
     remote, url = _origin(repo)
-    refspec = f"+{branch_ref(repo.branch)}:{remote_ref(repo.branch)}"
+    refspec = _fetch_refspec(repo.branch)
     try:
         remote.fetch([refspec], callbacks=_Callbacks(credentials, url))
     except _ERRORS as error:

@@ -36,7 +36,7 @@ from typing import BinaryIO, Optional, Protocol, cast
 
 import pygit2
 
-from gitfs.repo import beneath, user_attributes
+from gitfs.repo import beneath, compat, user_attributes
 from gitfs.repo.compat import DeltaStatus
 from gitfs.repo.errors import local_write
 from gitfs.repo.index_entry import add_with_stat
@@ -162,7 +162,7 @@ def differing_paths(repo: Repository, tree: pygit2.Oid, paths: Collection[str]) 
             if path in repo.skipped:
                 continue
             try:
-                entry = root_tree[path]
+                entry = compat.tree_entry(root_tree, path)
             except KeyError:
                 entry = None
             if entry is not None and (entry.filemode == FILEMODE_COMMIT or entry.type_str == "tree"):
@@ -208,7 +208,7 @@ def rewrite(repo: Repository, tree: pygit2.Oid, paths: Collection[str]) -> list[
     changes = TreeChanges()
     for path in paths:
         try:
-            entry = root_tree[path]
+            entry = compat.tree_entry(root_tree, path)
         except KeyError:
             changes.deletions.append(TreeEntry(path, pygit2.Oid(raw=b"\0" * 20), 0))
         else:
