@@ -50,7 +50,10 @@ class _Resolved:
 
 @local_write()
 def replay_local_commits(repo: Repository, local: pygit2.Oid, remote: pygit2.Oid,
-                         committer: pygit2.Signature) -> Replay:
+                         committer: pygit2.Signature, on_remote: Optional[pygit2.Oid] = None) -> Replay:
+    """`on_remote`: a local commit whose changes (and its parents') the remote has already,
+    replayed and pushed while the branch could not move: only the commits after it are
+    replayed (replayed again, its own lines would be merged in twice)."""
     git = repo.git
     if repo.is_ancestor(remote, local):
         return Replay(local)
@@ -58,6 +61,8 @@ def replay_local_commits(repo: Repository, local: pygit2.Oid, remote: pygit2.Oid
         return Replay(remote)
     walker = git.walk(local, SortMode.TOPOLOGICAL | SortMode.REVERSE)
     walker.hide(remote)
+    if on_remote is not None:
+        walker.hide(on_remote)
     result = Replay(remote)
     for commit in walker:
         base_tree = commit.parents[0].tree if commit.parents else cast(pygit2.Tree, git[git.TreeBuilder().write()])

@@ -83,6 +83,10 @@ class IndexWriting(BranchRefs):
         self.git.references.create(ref, oid, force=True)
         return oid
 
+    def keep_reference(self, ref: str, oid: pygit2.Oid) -> None:
+        """`ref` (not the branch) names the commit `oid`: a commit to push that is not the branch's."""
+        self.git.references.create(ref, oid, force=True)
+
     def drop_reference(self, ref: str) -> None:
         with contextlib.suppress(KeyError, pygit2.GitError):
             self.git.references.delete(ref)

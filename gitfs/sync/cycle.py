@@ -45,6 +45,8 @@ SAVE_WAIT = 30.0  # seconds a document renamed away by a save may be missing bef
 # Where the commit replacing refused ones waits for its push; not a branch: never mounted.
 REPLACEMENT_REF = "refs/gitfs/replacement"
 REPLACED_NAMED = 10  # refused commits named in the replacement's message
+# Where the merge waiting for an open file to close waits for its push; not a branch either.
+WAITING_REF = "refs/gitfs/waiting"
 
 
 class MergeReport(Protocol):
@@ -122,6 +124,10 @@ class SyncCycle:
         self.save_wait = save_wait  # how long a document renamed away by a save may be missing
         self._saves_awaited: tuple[str, ...] = ()
         self._brought_in: set[str] = set()  # paths the remote's changes wrote this cycle: checked at its end
+        # While the remote's change waits for an open file, the merge of the local commits on
+        # it is pushed all the same: (the local tip merged, the merge), until the branch moves.
+        self._waiting: Optional[tuple[pygit2.Oid, pygit2.Oid, list[str]]] = None  # and its conflicts
+        self._pushed_waiting: Optional[pygit2.Oid] = None  # the last local tip whose merge went out so
         self._said_differing = False  # the working tree or the kernel was found behind the branch once
 
     @property
@@ -309,7 +315,12 @@ class SyncCycle:
                 self._prefetch(local_tip, remote_tip)
                 integrated = self._integrate(remote_tip, hold)
                 if integrated.waiting_for:
-                    return integrated
+                    try:
+                        return self._push_waiting(integrated, remote_tip)
+                    except PushRejected as rejected:
+                        log.info("%s; merging again", rejected)
+                        last_rejection = rejected
+                        continue
                 conflicts += integrated.conflicts
                 local_tip = self.repo.branch_tip()
             if local_tip is None or local_tip == remote_tip:
@@ -329,6 +340,36 @@ class SyncCycle:
         error = RemoteError(f"{last_rejection} ({PUSH_RACE_RETRIES} times in a row)")
         self.remote.push_failed(error)
         raise error
+
+    def _push_waiting(self, waiting: CycleResult, remote_tip: pygit2.Oid) -> CycleResult:
+        """The remote's change touches a file open here, so the branch and current/ wait for
+        it to close (a log held open for days). The local commits go out all the same: their
+        merge on the remote's tip is pushed from a ref of its own, and the remote and every
+        colleague have both sides' lines; current/ shows the colleague's once the file is
+        closed, and the commits after this merge are replayed from it (the status counts the
+        local commits as not pushed until then). Not once the server has refused a push: the
+        replacement push (_push) takes that case when the branch moves."""
+        if self._waiting is None or self._refused is not None:
+            return waiting
+        local_tip, merged, conflicts = self._waiting
+        if merged == remote_tip:
+            return waiting
+        self.repo.keep_reference(WAITING_REF, merged)
+        try:
+            self.remote.push(source_ref=WAITING_REF)
+        except PushRefused as refused:
+            self._refused = refused
+            raise
+        finally:
+            self.repo.drop_reference(WAITING_REF)
+        self._known_remote, self._pushed_waiting = merged, local_tip
+        if conflicts:  # never again: the commits after this merge are replayed from it
+            log.warning("conflicts resolved with the local version: %s", ", ".join(conflicts))
+            self.metrics.conflicts(len(conflicts))
+            self.conflict_report.conflicts(conflicts, remote_tip)
+        log.info("pushed %s, the local commits merged on the remote's; %s in current/ once closed", str(merged)[:10],
+                 ", ".join(waiting.waiting_for))
+        return dataclasses.replace(waiting, pushed=merged, conflicts=tuple(conflicts))
 
     def _push(self, local_tip: pygit2.Oid, remote_tip: Optional[pygit2.Oid]) -> pygit2.Oid:
         """Push the branch and return the commit the remote now has. Once the server has
@@ -380,13 +421,17 @@ class SyncCycle:
             conflicts: list[str] = []
             replay_tip = remote_tip
             if local_tip is not None:
-                result = replay_local_commits(self.repo, local_tip, remote_tip, self.signature())
+                on_remote = self._pushed_waiting if self._pushed_waiting is not None and \
+                    self.repo.is_ancestor(self._pushed_waiting, local_tip) else None
+                result = replay_local_commits(self.repo, local_tip, remote_tip, self.signature(), on_remote)
                 replay_tip, conflicts = result.tip, result.conflicts
                 if result.merged:
                     log.info("merged with the remote's lines: %s", ", ".join(result.merged))
             applied = self._bring_in(local_tip, replay_tip, "gitfs: accept mine")
             if applied.waiting_for:
+                self._waiting = (local_tip, replay_tip, conflicts) if local_tip is not None else None
                 return CycleResult(waiting_for=applied.waiting_for)
+            self._waiting = self._pushed_waiting = None
         self._applied(applied)
         if conflicts:
             log.warning("conflicts resolved with the local version: %s", ", ".join(conflicts))

@@ -127,3 +127,28 @@ def test_python_logging_and_tee_as_real_loggers(remote, mount_gitfs):
         if tee.stdin is not None:
             tee.stdin.close()
         tee.wait(10)
+
+
+def test_a_colleague_s_change_to_a_file_held_open_here_is_merged_and_shows_once_it_is_closed(remote, mount_gitfs):
+    remote.commit({"station.csv": "header\n"}, "the station's file")
+    mount = mount_gitfs(remote, **BUSY)
+    held = open(mount.current / "station.csv", "a", buffering=1)
+    logger = Logger(lambda row: held.write(row + "\n"), 0.5)
+    logger.start()
+    try:
+        wait_for(lambda: len(remote_rows(remote, "station.csv")) >= 3, timeout=60, message="the logger's rows")
+        remote.commit({"station.csv": remote.show("station.csv").decode() + "a colleague's note\n"},
+                      "a colleague's note")
+        pushed_then = len(logger.rows)
+        # The logger's rows go on reaching the remote, merged with the colleague's line.
+        wait_for(lambda: len(set(remote_rows(remote, "station.csv")) & set(logger.rows)) >= pushed_then + 4,
+                 timeout=60, message="rows written after the colleague's push on the remote")
+        assert logger.is_alive()
+        assert remote_rows(remote, "station.csv").count("a colleague's note") == 1
+    finally:
+        logger.end()
+        held.close()
+    expected = sorted(["header", "a colleague's note", *logger.rows])
+    wait_for(lambda: sorted(remote_rows(remote, "station.csv")) == expected, timeout=60, message="every row once")
+    wait_for(lambda: sorted((mount.current / "station.csv").read_text().splitlines()) == expected, timeout=60,
+             message="current/ showing the colleague's line once the file is closed")

@@ -447,3 +447,31 @@ def test_a_record_that_cannot_be_written_is_kept_in_memory_said_and_saved_later(
     assert failed.paths() == {"scan.pdf", "video.mp4"}  # each commit asks: saved again
     assert "record" not in failed.entries()[0]
     assert FailedWrites(str(record)).paths() == {"scan.pdf", "video.mp4"}
+
+
+def test_local_commits_go_out_while_the_remote_s_change_waits_for_a_file_open_here(rig):
+    """A log held open here (for days, say) that a colleague's push changed: current/ waits
+    for it to close, but the local commits are merged on the remote's and pushed all along;
+    each line of both sides is on the remote once, and in current/ once the file is closed."""
+    rig.remote.commit({"testing": "just testing around here\ntheirs 1\n"}, "their line")
+    rig.open_paths = {"/testing"}
+    rig.write("testing", "just testing around here\nmine 1\n")  # its job: committed while open
+    result = rig.cycle.run()
+    assert result.waiting_for == ("testing",) and result.pushed is not None
+    assert rig.read("testing") == "just testing around here\nmine 1\n"  # not under the open file
+    remote_lines = rig.remote.show("testing").decode().splitlines()
+    assert sorted(remote_lines) == ["just testing around here", "mine 1", "theirs 1"]
+    rig.write("testing", "just testing around here\nmine 1\nmine 2\n")
+    rig.write("notes.txt", "saved beside it\n")
+    result = rig.cycle.run()
+    assert result.waiting_for == ("testing",) and result.pushed is not None
+    assert rig.remote.show("notes.txt") == b"saved beside it\n"
+    remote_lines = rig.remote.show("testing").decode().splitlines()
+    assert sorted(remote_lines) == ["just testing around here", "mine 1", "mine 2", "theirs 1"]
+    assert remote_lines.index("mine 1") < remote_lines.index("mine 2")
+    rig.open_paths = set()  # closed: current/ catches up with the merge, nothing is pushed twice
+    result = rig.cycle.run()
+    assert result.complete
+    assert rig.read("testing").splitlines() == remote_lines
+    assert str(rig.repo.branch_tip()) == rig.remote.head()
+    assert rig.repo.count_ahead() == 0
