@@ -5,7 +5,9 @@ put over SMB come back byte-exact and reach the remote (folders, renames and del
 too); DOS attributes and macOS streams, which smbd keeps in user.* extended attributes,
 are kept on current/ of a mount with `xattr` and refused, with one line in GitFS's log,
 without it; Office's save sequence, fast or slow, never leaves the remote
-without the document; a copy over max_size never reaches the remote.
+without the document; a copy over max_size never reaches the remote; two colleagues
+saving all the time, so that the mount is never quiet, still reach the remote while they
+work (max_sync_delay).
 
 The shares use `map archive = no` as README's does: with Samba's default (`yes`, create
 mask 0744) a file put over SMB gets its owner's x bit as the archive attribute, and git
@@ -15,6 +17,8 @@ from __future__ import annotations
 
 import os
 import struct
+import subprocess
+import threading
 import time
 
 import pytest
@@ -182,3 +186,76 @@ def test_a_copy_over_max_size_fails_over_smb_and_never_reaches_the_remote(remote
     wait_synced(mount)
     assert "scan.pdf" not in remote.files()
     assert [entry["path"] for entry in read_status(mount)["failed_writes"]] == ["scan.pdf"]
+
+
+class Colleague(threading.Thread):
+    """A colleague saving one file again and again over SMB: each round an smbclient
+    session puts the next of `versions` (a local file each) as `name`, then waits `pace` s."""
+
+    def __init__(self, smb: SmbServer, local, name: str, versions: list[bytes], pace: float):
+        super().__init__(name=f"smbclient {name}", daemon=True)
+        self.smb, self.local, self.file, self.versions, self.pace = smb, local, name, versions, pace
+        self.saved = 0  # versions put so far
+        self.failures: list[str] = []
+        for n, data in enumerate(versions):
+            (local / f"v{n}").write_bytes(data)
+
+    def run(self) -> None:
+        for n in range(len(self.versions)):
+            if n:
+                time.sleep(self.pace)
+            said = self.smb.client(f"put v{n} {self.file}", cwd=self.local)
+            if "NT_STATUS_" in said:
+                self.failures.append(said)
+                return
+            self.saved = n + 1
+
+    def end(self) -> None:
+        self.join(60)
+        assert not self.is_alive() and not self.failures, self.failures
+        assert self.saved == len(self.versions)
+
+
+def test_two_sessions_saving_all_the_time_reach_the_remote_while_they_save(remote, mount_gitfs, smb_share,
+                                                                             tmp_path):
+    """A busy office: two colleagues at once, each putting a growing file of their own over
+    SMB every 0.5 s for 15 s (one smbclient session a put, from a thread each), so that the
+    mount is never quiet for sync_timeout=1. Within max_sync_delay=3 both files reach the
+    remote, whole (one of the versions their colleague put), while both are still saving;
+    at the end each is its colleague's last version. Without max_sync_delay nothing would be
+    committed until both stopped."""
+    mount = mount_gitfs(remote, sync_timeout=1, max_sync_delay=3, xattr=True)
+    smb = smb_share(mount, extra_share_options=TEAM_SHARE)
+    colleagues = []
+    for name in ("alice.txt", "bob.txt"):
+        local = tmp_path / name.removesuffix(".txt")
+        local.mkdir()
+        # Each version names itself first: a torn one (a prefix of a version) is none of them.
+        versions = [f"{name} version {n}\n".encode() + b"".join(f"line {i}\n".encode() for i in range(n + 1))
+                    for n in range(30)]
+        colleagues.append(Colleague(smb, local, name, versions, pace=0.5))
+
+    def on_remote(name: str) -> bytes | None:
+        try:
+            return remote.show(name)
+        except subprocess.CalledProcessError:  # not on the remote yet
+            return None
+
+    def reached_while_saving() -> bool:
+        seen = [on_remote(colleague.file) for colleague in colleagues]
+        if not all(colleague.is_alive() for colleague in colleagues):  # looked at after the remote
+            raise AssertionError(f"the colleagues stopped saving before their files reached the remote: {seen}")
+        return all(data in colleague.versions for data, colleague in zip(seen, colleagues))
+
+    for colleague in colleagues:
+        colleague.start()
+    try:
+        wait_for(reached_while_saving, timeout=60, interval=0.2,
+                 message="both colleagues' files on the remote while they save")
+    finally:
+        for colleague in colleagues:
+            colleague.end()
+    for colleague in colleagues:
+        assert (mount.current / colleague.file).read_bytes() == colleague.versions[-1]
+        wait_for(lambda colleague=colleague: on_remote(colleague.file) == colleague.versions[-1], timeout=60,
+                 message=f"{colleague.file}'s last version on the remote")
