@@ -49,6 +49,11 @@ prints a table: figure | GitFS | baseline | ratio | target | met? | rclone.
      every file there (fresh mounts, cold and warm, with the daemon's CPU time); 500 new files
      of 4 KiB written into current/ until the remote has them, .bin in LFS beside .txt.
 
+ 16. busy: a logger writing a row every 0.1 s for 2 minutes (30 s with --quick), reopening its
+     file for each row, then holding it open, each beside a save every 7 s,
+     `sync_timeout=1,max_sync_delay=5`: each row's and save's delay to the remote beside a quiet
+     mount's save, the commits per hour and the daemon's CPU time per minute.
+
 The current/ workloads also run on an rclone mount of a local folder (`rclone
 mount --vfs-cache-mode writes`), the peer, when rclone is installed and mounts.
 `--scale 17000,170000` instead reports mount time, listing time, the daemon's CPU time
@@ -75,6 +80,7 @@ from typing import Callable
 import harness
 from aging_bench import AGING_PUSHES, SOAK_MINUTES, bench_aging, bench_soak
 from batches_bench import BATCH_KINDS, bench_batches
+from busy_bench import BUSY_MINUTES, bench_busy
 from files_bench import bench_files
 from harness import OPS, Bench, machine_lines, print_table
 from history_bench import bench_history, bench_scale
@@ -94,12 +100,14 @@ def main(argv=None) -> int:
     parser.add_argument("--commits", type=int, help="commits in each generated history (17000; 3000 with --quick)")
     parser.add_argument("--scale", help="only mount time, listing time and RSS on long histories of these sizes, "
                                         "e.g. 17000,170000 (slow; not for CI)")
-    parser.add_argument("--sections", default="history,versions,files,tree,tar,batches,lfs,aging,soak",
-                        help="comma-separated: history, versions, files, tree, tar, batches, lfs, aging, soak")
+    parser.add_argument("--sections", default="history,versions,files,tree,tar,batches,lfs,aging,soak,busy",
+                        help="comma-separated: history, versions, files, tree, tar, batches, lfs, aging, soak, busy")
     parser.add_argument("--aging-pushes", type=int,
                         help=f"fetched pushes that age the aging section's clone ({AGING_PUSHES}; 400 with --quick)")
     parser.add_argument("--soak-minutes", type=float,
                         help=f"minutes of the soak ({SOAK_MINUTES}; 2 with --quick; 60 for an hour)")
+    parser.add_argument("--busy-minutes", type=float,
+                        help=f"minutes of each logger of the busy section ({BUSY_MINUTES:g}; 0.5 with --quick)")
     parser.add_argument("--busy-commits", type=int,
                         help=f"commits of the busy-file history ({BUSY_COMMITS}; 30000 with --quick)")
     parser.add_argument("--tree", default=f"{TREE_FILES}:{TREE_COMMITS}",
@@ -159,12 +167,16 @@ def main(argv=None) -> int:
         if "soak" in wanted:
             minutes = args.soak_minutes or (2 if args.quick else SOAK_MINUTES)
             sections.append(lambda: bench_soak(bench_holder[0], minutes))
+        if "busy" in wanted:
+            busy_minutes = args.busy_minutes or (0.5 if args.quick else BUSY_MINUTES)
+            sections.append(lambda: bench_busy(bench_holder[0], busy_minutes, args.quick))
         what = ", ".join(part for part in (
             f"histories: {', '.join(histories)}, {commits} commits each{' (--quick)' if args.quick else ''}"
             if "history" in wanted else "",
             f"project (files:commits): {args.tree}" if "tree" in wanted else "",
             f"batches{' (a tenth, --quick)' if args.quick else ''}" if "batches" in wanted else "",
-            f"lfs: {args.lfs_files} files read, {args.lfs_writes} written a batch" if "lfs" in wanted else "")
+            f"lfs: {args.lfs_files} files read, {args.lfs_writes} written a batch" if "lfs" in wanted else "",
+            f"busy: {busy_minutes:g} min a logger" if "busy" in wanted else "")
             if part) \
             or "no sections"
     header = machine_lines()
