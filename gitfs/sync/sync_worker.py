@@ -253,10 +253,12 @@ class SyncWorker(threading.Thread):
             result = self.cycle.run(hold=set(self.writing().values()))
         else:
             # Overdue: the files being written too, as they stand between two writes
-            # (the commit runs frozen: no write is half done).
+            # (the commit runs frozen: no write is half done). Counted from before the
+            # cycle: a write after its commit waits max_sync_delay, not that plus the push.
+            started = self.clock()
             result = self.cycle.run(commit=not writing or overdue, include_open=writing and overdue)
             if writing and overdue:
-                self._included_at = self.clock()
+                self._included_at = started
         if self._last_failure is not None:  # the remote link reports its own recoveries
             log.warning("sync works again; local commits are on the remote")
         self._failures, self._last_failure, self._refused_at_change = 0, None, None
