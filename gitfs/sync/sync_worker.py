@@ -206,7 +206,7 @@ class SyncWorker(threading.Thread):
         """The files being written and when their next commit is due (seconds from now), for
         the status: committed as they stand between two writes once max_sync_delay is up."""
         count, oldest = self.writers()
-        dirty = sorted(path.strip("/") for path in self.dirty_open_paths())
+        dirty = sorted(path.strip("/") for path in self.committable(self.dirty_open_paths()))  # no swap file
         if not count or not dirty:
             return []
         since = max(self.clock() - oldest, self._included_at)
