@@ -494,6 +494,19 @@ def lfs_clone(url: str, path: Path) -> Path:
     return path
 
 
+def lfs_repository(remote: Remote, path: Path):
+    """(a clone of remote at path, GitFS's Repository of it with Git LFS on as a mount turns
+    it on, that LfsContent): the git core and the filter without a mount."""
+    from gitfs.lfs import setup as lfs_setup  # only the LFS tests need it
+
+    git("clone", "-q", str(remote.bare), str(path))
+    repo = Repository(str(path), remote.branch)
+    lfs = lfs_setup.content_for(repo, str(remote.bare))
+    assert lfs is not None
+    repo.content_filter = lfs
+    return path, repo, lfs
+
+
 class LfsRemote(Remote):
     """A bare remote whose other clone tracks `*.bin` with git-lfs: committing a .bin
     file there commits a pointer, and pushing uploads the object to the remote. A path

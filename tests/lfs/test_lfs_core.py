@@ -17,7 +17,6 @@ import threading
 import pytest
 
 from gitfs.lfs import attributes, endpoint, pointer
-from gitfs.lfs import setup as lfs_setup
 from gitfs.lfs.content import LfsContent
 from gitfs.lfs.errors import ObjectCorrupt, ObjectMissing, ObjectPending, UnsupportedPointer
 from gitfs.lfs.pointer import Pointer
@@ -25,7 +24,7 @@ from gitfs.lfs.store import ObjectStore, standalone_store
 from gitfs.lfs.transfer import StandaloneTransfer
 from gitfs.repo.filter_source import COMMIT_ATTRIBUTES
 from gitfs.repo.repository import Repository
-from helpers import LFS_BIG, LfsRemote, clone_of, git, git_lfs, lfs_clone, require_git_lfs
+from helpers import LFS_BIG, LfsRemote, clone_of, git, git_lfs, lfs_clone, lfs_repository, require_git_lfs
 
 OID = "4" * 64
 V1 = "https://git-lfs.github.com/spec/v1"
@@ -320,12 +319,7 @@ def test_the_cleaner_never_follows_a_folder_replaced_by_a_link(lfs_remote, tmp_p
     is neither copied into the store nor staged. The folder outside is another checkout
     of a project that uses LFS: its own rules make the path an LFS one for libgit2 (which
     resolves the link), so the attributes do not stop the cleaner by themselves."""
-    clone = tmp_path / "clone"
-    git("clone", "-q", str(lfs_remote.bare), str(clone))
-    repo = Repository(str(clone), lfs_remote.branch)
-    lfs = lfs_setup.content_for(repo, str(lfs_remote.bare))
-    assert lfs is not None
-    repo.content_filter = lfs
+    clone, repo, lfs = lfs_repository(lfs_remote, tmp_path / "clone")
     (clone / "deep").mkdir()
     (clone / "deep" / "scan.bin").write_bytes(b"the user's own scan\n")
     outside = tmp_path / "outside"

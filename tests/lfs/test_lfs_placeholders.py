@@ -9,21 +9,14 @@ import contextlib
 import os
 
 from gitfs.lfs import checkout, placeholders, pointer
-from gitfs.lfs import setup as lfs_setup
-from gitfs.repo.repository import Repository
-from helpers import LFS_BIG, git, git_status_with_lfs
+from helpers import LFS_BIG, git_status_with_lfs, lfs_repository
 
 
 def test_placeholders_get_their_content_only_where_the_pointer_still_is(lfs_remote, tmp_path):
     objects = lfs_remote.bare / "lfs" / "objects"
     away = tmp_path / "objects-away"
     objects.rename(away)  # the remote's objects cannot be had at checkout
-    clone = tmp_path / "clone"
-    git("clone", "-q", str(lfs_remote.bare), str(clone))
-    repo = Repository(str(clone), lfs_remote.branch)
-    lfs = lfs_setup.content_for(repo, str(lfs_remote.bare))
-    assert lfs is not None
-    repo.content_filter = lfs
+    clone, repo, lfs = lfs_repository(lfs_remote, tmp_path / "clone")
     checkout.check_out_tip(repo)
     big_text = lfs_remote.show("big.bin")
     assert (clone / "big.bin").read_bytes() == big_text

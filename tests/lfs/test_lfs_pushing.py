@@ -11,13 +11,12 @@ import threading
 
 import pygit2
 
-from gitfs.lfs import setup as lfs_setup
 from gitfs.lfs.http import HttpTransfer
 from gitfs.lfs.pointer import Pointer
 from gitfs.lfs.pushing import upload_before_push
 from gitfs.lfs.store import ObjectStore
 from gitfs.repo.repository import Repository
-from helpers import git
+from helpers import lfs_repository
 
 SIGNATURE = pygit2.Signature("GitFS", "gitfs@example.com")
 
@@ -39,12 +38,7 @@ def test_a_replacement_s_push_uploads_only_what_its_own_commit_names(lfs_remote,
     """The server refused a commit that added secret.bin; the user removed it and saved
     ok.bin. The push that replaces the refused commits sends one commit of what current/
     holds now: its upload never sends the refused file's object."""
-    clone = tmp_path / "clone"
-    git("clone", "-q", str(lfs_remote.bare), str(clone))
-    repo = Repository(str(clone), lfs_remote.branch)
-    lfs = lfs_setup.content_for(repo, str(lfs_remote.bare))
-    assert lfs is not None
-    repo.content_filter = lfs
+    clone, repo, lfs = lfs_repository(lfs_remote, tmp_path / "clone")
     secret, ok = b"a key the server's hook refused\n" * 100, b"what may go out\n" * 100
     remote_tip = repo.remote_tip()
     committed(repo, clone, {"secret.bin": secret})  # refused by the server

@@ -14,6 +14,15 @@ import pytest
 from helpers import read_status, run_gitfs, wait_for, wait_synced
 
 
+def write_until_the_disk_is_full(path) -> None:
+    """Write 4 MiB in 64 KiB writes to path: the write that finds the disk full is ENOSPC."""
+    with pytest.raises(OSError) as raised, open(path, "wb") as handle:
+        for _ in range(64):
+            handle.write(os.urandom(1 << 16))
+            handle.flush()
+    assert raised.value.errno == errno.ENOSPC
+
+
 def failed_paths(mount) -> list[str]:
     return [entry["path"] for entry in read_status(mount).get("failed_writes", [])]
 
@@ -87,11 +96,7 @@ def small_disk(tmp_path):
 
 def test_a_write_that_fills_the_disk_is_not_published_and_its_removal_clears_it(small_disk, remote, mount_gitfs):
     mount = mount_gitfs(remote, repo_path=small_disk / "clone")
-    with pytest.raises(OSError) as raised, open(mount.current / "video.mp4", "wb") as handle:
-        for _ in range(64):
-            handle.write(os.urandom(1 << 16))
-            handle.flush()
-    assert raised.value.errno == errno.ENOSPC
+    write_until_the_disk_is_full(mount.current / "video.mp4")
     wait_for(lambda: failed_paths(mount) == ["video.mp4"], timeout=10, message="the failed write in the status")
     os.unlink(mount.current / "video.mp4")  # the user frees the space: nothing is owed
     (mount.current / "notes.txt").write_text("after the full disk\n")
@@ -106,11 +111,7 @@ def test_a_full_disk_that_kept_the_record_from_being_saved_holds_the_file_back_a
     filler = small_disk / "filler"  # beside the clone: freed before the remount
     mount = mount_gitfs(remote, repo_path=small_disk / "clone")
     filler.write_bytes(b"\0" * (3 << 19))
-    with pytest.raises(OSError) as raised, open(mount.current / "video.mp4", "wb") as handle:
-        for _ in range(64):
-            handle.write(os.urandom(1 << 16))
-            handle.flush()
-    assert raised.value.errno == errno.ENOSPC
+    write_until_the_disk_is_full(mount.current / "video.mp4")
     wait_for(lambda: failed_paths(mount) == ["video.mp4"], timeout=10, message="the failed write in the status")
     (entry,) = read_status(mount)["failed_writes"]
     assert entry.get("record", "").startswith("not saved"), entry  # the status says so
