@@ -209,8 +209,7 @@ class SyncWorker(threading.Thread):
         dirty = sorted(path.strip("/") for path in self.committable(self.dirty_open_paths()))  # no swap file
         if not count or not dirty:
             return []
-        since = max(self.clock() - oldest, self._included_at)
-        due_in = max(since + self.max_sync_delay - self.clock(), 0.0)
+        due_in = max(self.max_sync_delay - self._open_waited(oldest), 0.0)
         return [{"path": path, "next_commit_in": round(due_in, 1)} for path in dirty]
 
     def _changed_since_refusal(self) -> bool:
@@ -236,8 +235,13 @@ class SyncWorker(threading.Thread):
         count, oldest = self.writers()
         if not count:
             return 0, False
-        waited = self.clock() - max(self.clock() - oldest, self._included_at)
-        return count, waited >= self.max_sync_delay and bool(self.dirty_open_paths())
+        return count, self._open_waited(oldest) >= self.max_sync_delay and bool(self.dirty_open_paths())
+
+    def _open_waited(self, oldest: float) -> float:
+        """Seconds the files open for writing have waited for a commit: since the oldest was
+        opened (`oldest` seconds ago) or since the last cycle that committed them, the later."""
+        now = self.clock()
+        return now - max(now - oldest, self._included_at)
 
     def _await_releases(self, numbers: set[int]) -> None:
         if numbers and not self.wait_released(numbers, self.release_wait):
