@@ -9,6 +9,7 @@ every folder import this as `helpers`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -363,20 +364,26 @@ class Mount:
         """Unmount like a user would (again, if the mount was busy), and return the daemon's
         exit status."""
         said = [unmount(self.path)]
-        for _ in range(5):
+
+        def unmounted() -> bool:  # busy: a process leaving the mount (its cwd, an open file)
             if not said[-1] or not os.path.ismount(self.path):
-                break
-            time.sleep(1)
+                return True
             said.append(unmount(self.path))
+            return not said[-1]
+
+        with contextlib.suppress(AssertionError):  # still busy: the daemon's exit below tells
+            wait_for(unmounted, timeout=5, interval=0.2, message="the mount no longer busy")
         try:
             return self.process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.process.send_signal(signal.SIGUSR2)  # the daemon prints its threads' stacks
+            # faulthandler writes them from the signal handler, with no end to wait for:
+            # a moment for it to run before the kill (this test has failed already).
             time.sleep(1)
             self.process.kill()
             self.process.wait()
             stacks = self.process.stdout.read().decode(errors="replace") if self.process.stdout else ""
-            unmounting = "\n".join(line for line in said if line) or "fusermount -u succeeded"
+            unmounting = "\n".join(dict.fromkeys(line for line in said if line)) or "fusermount -u succeeded"
             raise AssertionError(f"gitfs did not exit after unmount ({unmounting}):\n"
                                  f"{self.log_text()}\n{stacks}") from None
 
@@ -568,6 +575,53 @@ def remote_failing(mount, words: str) -> bool:
     return False
 
 
+def metric(mount, sample: str) -> float:
+    """One sample of MOUNTPOINT/.gitfs/metrics, e.g. 'gitfs_fetches_total{result="failed"}'."""
+    for line in (mount.path / ".gitfs" / "metrics").read_text().splitlines():
+        name, _space, value = line.rpartition(" ")
+        if name == sample:
+            return float(value)
+    raise AssertionError(f"no {sample} in the metrics")
+
+
+def fetches(mount, result: str = "ok") -> int:
+    """The mount's fetch attempts so far with that result ("ok", "failed"). Every sync cycle
+    fetches first: with a fetch_timeout longer than the test, these are the cycles that ran."""
+    return int(metric(mount, f'gitfs_fetches_total{{result="{result}"}}'))
+
+
+def sync_cycles_pass(mount, cycles: int = 1, *, unless=lambda: False) -> None:
+    """Until the mount has run `cycles` sync cycles more, or `unless()` holds. Counted by its
+    fetches (a cycle commits, then fetches first thing with the remote): the mount's
+    fetch_timeout must be longer than the test, so that the fetch worker's are none of them."""
+    seen = fetches(mount)
+    wait_for(lambda: fetches(mount) >= seen + cycles or unless(), timeout=30,
+             message=f"{cycles} sync cycle(s) of the mount")
+
+
+# -- "nothing else was committed": a marker and the exact commits -----------------------------
+
+def commits_after(remote, since: str) -> list[tuple[str, list[str]]]:
+    """(subject, files changed) of each commit on the remote's branch after `since`, newest first."""
+    out = git("--git-dir", str(remote.bare), "log", "--format=%x00%s", "--name-only", f"{since}..{remote.branch}")
+    commits = []
+    for entry in out.split("\0")[1:]:
+        subject, _newline, names = entry.partition("\n")
+        commits.append((subject, sorted(name for name in names.splitlines() if name)))
+    return commits
+
+
+def commit_marker(mount, remote, name: str = "marker.txt") -> tuple[str, list[str]]:
+    """Write a marker file through the mount and wait until the remote has it: whatever the
+    mount commits of the changes made through it before, and of what it finds at its start, is
+    then on the remote too, in an earlier commit or in the marker's. With commits_after, a test
+    checks that nothing else was committed over a period without guessing how long a commit
+    would have taken. Returns what commits_after lists for a commit of the marker alone."""
+    (mount.current / name).write_text("marker\n")
+    wait_for(lambda: name in remote.files(), timeout=30, message=f"the marker {name} on the remote")
+    return (f"Update /{name}", [name])
+
+
 # -- remotes given by URL ------------------------------------------------------------------
 
 def at(url: str) -> SimpleNamespace:
@@ -648,20 +702,19 @@ def without_redundant_keeps(tree: dict) -> dict:
             if not (os.path.basename(p) == KEEP and os.path.dirname(p) in dirs_with_content)}
 
 
-def wait_synced(mount, timeout=60.0, settle=1.5):
-    """Until the mount has nothing pending and the remote's head stopped moving for `settle` s."""
-    last = [None, time.monotonic()]
+def wait_synced(mount, timeout=60.0):
+    """Until the mount has synced everything: nothing pending (the status counts a file
+    written and closed whose RELEASE has not arrived yet: its change is not queued yet, and
+    the batch being committed), no push under way, and its branch is the remote's head."""
 
     def synced():
         try:
-            pending = read_status(mount)["pending"]
+            state = read_status(mount)
         except (OSError, ValueError):
             return False
-        head = mount.remote.head()
-        local = git("rev-parse", "main", cwd=mount.repo_path, check=False).strip()
-        if head != last[0]:
-            last[0], last[1] = head, time.monotonic()
-        return (pending["commits_not_pushed"] == 0 and pending["changes_not_committed"] == 0
-                and head == local and time.monotonic() - last[1] >= settle)
+        pending = state["pending"]
+        if pending["commits_not_pushed"] or pending["changes_not_committed"] or state["in_progress"]["pushing"]:
+            return False
+        return mount.remote.head() == git("rev-parse", "main", cwd=mount.repo_path, check=False).strip()
 
-    wait_for(synced, timeout=timeout, interval=0.2, message="the mount to finish syncing")
+    wait_for(synced, timeout=timeout, interval=0.1, message="the mount to finish syncing")

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from helpers import read_status, run_gitfs, wait_for, wait_synced
+from helpers import commit_marker, commits_after, read_status, run_gitfs, wait_for, wait_synced
 
 
 def write_until_the_disk_is_full(path) -> None:
@@ -43,10 +43,11 @@ def test_a_copy_over_max_size_is_never_on_the_remote(remote, mount_gitfs, tmp_pa
     shown = run_gitfs("status", mount.path).stdout
     assert "not committed: /scan.pdf: its last write failed (File too large)" in shown, shown
 
+    before = remote.head()
     mount.stop()  # a remount does not commit it either (it commits what a crash left)
     mount = mount_gitfs(remote, repo_path=mount.repo_path, max_size=1)
-    wait_synced(mount)
-    assert "scan.pdf" not in remote.files() and failed_paths(mount) == ["scan.pdf"]
+    marker = commit_marker(mount, remote)
+    assert commits_after(remote, before) == [marker] and failed_paths(mount) == ["scan.pdf"]
 
     os.rename(mount.current / "scan.pdf", mount.current / "renamed.pdf")  # the mark goes with it
     wait_synced(mount)
