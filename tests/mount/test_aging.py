@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -134,13 +133,21 @@ def git_running_under(pid: int) -> list[int]:
     return found
 
 
+def pack_being_written(clone: Path) -> bool:
+    """Whether git's pack-objects is writing a pack in the clone: its temporary files
+    (tmp_pack_*, tmp_idx_*; repack's .tmp-PID-pack-*) are there until it renames them."""
+    return any(name.startswith(("tmp_", ".tmp-")) for name in os.listdir(clone / ".git" / "objects" / "pack"))
+
+
 def test_kill_9_in_the_middle_of_tidying_loses_nothing(aged, mount_gitfs):
     remote, clone = aged
     mount = mount_gitfs(remote, repo_path=clone, open_files=OPEN_FILES)
     (mount.current / "before-the-crash.txt").write_text("kept\n")
     gc = wait_for(lambda: git_running_under(mount.process.pid), timeout=60, interval=0.01,
                   message="git gc under way")
-    time.sleep(0.3)  # into its work: the new pack being written, or the old ones deleted
+    # Into its work: the new pack being written (git's temporary pack file), or the old ones deleted.
+    wait_for(lambda: pack_being_written(clone) or pack_count(clone) < PUSHES, timeout=120, interval=0.01,
+             message="git gc writing the new pack or deleting the old ones")
     for pid in [mount.process.pid, *gc, *descendants(mount.process.pid)]:
         try:
             os.kill(pid, signal.SIGKILL)  # the power cut: the daemon and every git it ran

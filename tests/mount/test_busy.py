@@ -115,7 +115,7 @@ def test_python_logging_and_tee_as_real_loggers(remote, mount_gitfs):
             logged.append(line)
             if len(remote_rows(remote, "app.log")) >= 3 and len(remote_rows(remote, "tee.log")) >= 3:
                 break
-            time.sleep(0.3)
+            time.sleep(0.3)  # the application's pace: a line every 0.3 s, never quiet for sync_timeout
         else:
             raise AssertionError("the logs never reached the remote while they were written")
         for name in ("app.log", "tee.log"):

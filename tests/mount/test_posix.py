@@ -12,7 +12,6 @@ import functools
 import os
 import stat
 import subprocess
-import time
 
 import pytest
 
@@ -162,7 +161,6 @@ def test_history_is_erofs_and_exdev_across(remote, mount_gitfs):
             call()
         assert raised.value.errno in (errno.EXDEV, errno.EROFS)
     assert (mount.current / "testing").exists()
-    time.sleep(0)
 
 
 def first_commit_folder(mount):

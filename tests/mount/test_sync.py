@@ -8,9 +8,8 @@ hook runs; tests/sync covers the rejected-push handling.
 
 import json
 import os
-import time
 
-from helpers import commit_with, git, wait_for
+from helpers import commit_with, fetches, git, wait_for
 
 
 def merges(remote):
@@ -33,6 +32,11 @@ def versions_of(remote, path):
         except Exception:  # noqa: BLE001 - the commit deleted it
             pass
     return contents
+
+
+def committed_here(mount, path):
+    """Whether the mount's clone has path in its last commit."""
+    return path in git("ls-tree", "-r", "--name-only", "HEAD", cwd=mount.repo_path).split("\n")
 
 
 def history_entries(mount):
@@ -126,12 +130,14 @@ def test_offline_writes_succeed_and_reach_the_remote_when_it_is_back(remote, mou
         (mount.current / "offline1").write_text("written offline\n")
         (mount.current / "testing").write_text("edited offline\n")
         # The commit is made locally while the remote is gone.
-        wait_for(lambda: "offline1" in git("ls-tree", "--name-only", "HEAD", cwd=mount.repo_path),
-                 message="a local commit")
+        wait_for(lambda: committed_here(mount, "offline1"), message="a local commit")
         (mount.current / "dir").mkdir()
         (mount.current / "dir/offline2").write_text("also offline\n")
         os.unlink(mount.current / "me")
-        time.sleep(3 * 0.5)  # a few sync attempts fail meanwhile
+        wait_for(lambda: committed_here(mount, "dir/offline2") and not committed_here(mount, "me"),
+                 message="the second local commit")
+        failed = fetches(mount, "failed")
+        wait_for(lambda: fetches(mount, "failed") >= failed + 2, message="two more attempts failing meanwhile")
         assert (mount.current / "dir/offline2").read_text() == "also offline\n"
     finally:
         os.rename(away, remote.bare)
@@ -256,23 +262,27 @@ def test_a_remote_change_waits_until_the_open_file_is_closed(remote, mount_gitfs
     with open(mount.current / "big", "rb") as reader:
         assert reader.read(12) == b"old content "
         remote.commit({"big": new, "other": "o\n"}, "their rewrite")
-        time.sleep(4 * 0.5)  # several sync periods and fetches pass with the file open
+        # Fetched, and put off by one cycle after another while the file is open (or, were it
+        # not put off, in the clone under the reader).
+        wait_for(lambda: mount.log_text().count("open files or documents being saved (big)") >= 2
+                 or (mount.repo_path / "big").read_bytes() == new, message="two cycles putting their rewrite off")
         assert reader.read() == old[12:]  # the open file keeps its old, whole content
+        assert (mount.repo_path / "big").read_bytes() == old
     wait_for(lambda: (mount.current / "big").read_bytes() == new, message="their rewrite once closed")
     assert (mount.current / "other").read_bytes() == b"o\n"
     assert_linear(remote)
 
 
 def test_a_file_open_for_writing_is_kept_while_remote_changes_arrive(remote, mount_gitfs):
-    mount = mount_gitfs(remote)
+    mount = mount_gitfs(remote, max_sync_delay=600)  # the open file is never overdue here
     with open(mount.current / "mine", "wb") as writer:
         writer.write(b"part one\n")
         writer.flush()
         remote.commit({"testing": "their edit\n", "theirs": "t\n"}, "their edit")
-        time.sleep(4 * 0.5)  # several sync periods pass with the file open
+        # Their change touches no open file: it comes in while mine is being written.
+        wait_for(lambda: (mount.current / "theirs").exists(), message="their file in current/ while mine is open")
         writer.write(b"part two\n")
     wait_for(lambda: "mine" in remote.files(), message="my file on the remote")
-    wait_for(lambda: (mount.current / "theirs").exists(), message="their file in current/")
     assert remote.show("mine") == b"part one\npart two\n"
     assert (mount.current / "mine").read_bytes() == b"part one\npart two\n"
     assert (mount.current / "testing").read_bytes() == b"their edit\n"
@@ -294,9 +304,10 @@ def test_a_file_held_open_too_long_is_committed_with_what_it_holds(remote, mount
 
 
 def test_first_access_after_an_idle_spell_fetches_at_once(remote, mount_gitfs):
-    # Idle after 2 quiet periods of 0.5 s; then fetches would come only every 600 s.
-    mount = mount_gitfs(remote, min_idle_times=2, fetch_timeout=600, idle_fetch_timeout=600)
-    time.sleep(2 * 0.5 + 1)
+    # Idle after 2 quiet periods of 0.5 s (1 s without a call to the mount); the fetch worker,
+    # fetching every 0.5 s until then, says so in the log (at debug), then fetches every 600 s.
+    mount = mount_gitfs(remote, min_idle_times=2, fetch_timeout=0.5, idle_fetch_timeout=600, log_level="debug")
+    wait_for(lambda: "idle: the versions of" in mount.log_text(), message="the idle spell")
     remote.commit({"news": "fresh\n"}, "while the mount was idle")
     os.listdir(mount.current)  # activity: wakes the fetch worker
     wait_for(lambda: (mount.current / "news").exists(), timeout=10, message="the push after the wake-up")

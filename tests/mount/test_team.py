@@ -63,7 +63,7 @@ class Writer:
                     self.append("changelog.md", f"- mount {self.number:02d}: change {step}\n")
                 if step % 3 == 0:
                     self.rewrite_paragraph()
-                time.sleep(self.random.uniform(0.2, 0.6))
+                time.sleep(self.random.uniform(0.2, 0.6))  # a person's pace between two saves
         except OSError as error:
             self.errors.append(f"mount {self.number}: {error}")
 

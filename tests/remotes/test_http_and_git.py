@@ -17,6 +17,7 @@ import pytest
 from helpers import (
     assert_one_line_error,
     at,
+    fetches,
     git,
     remote_failing,
     run_gitfs,
@@ -202,7 +203,8 @@ def test_password_changed_while_mounted(remote, http_server, mount_gitfs, tmp_pa
     (mount.current / "during.txt").write_text("kept locally\n")
     wait_for(lambda: remote_failing(mount, "refused the password"), timeout=20,
              message="the refusal in the status file")
-    time.sleep(3)  # several retries
+    failed = fetches(mount, "failed")
+    wait_for(lambda: fetches(mount, "failed") >= failed + 3, timeout=20, message="three more attempts refused")
     assert "during.txt" not in remote.files()
     assert (mount.current / "during.txt").read_text() == "kept locally\n"
     refusals = [line for line in mount.log_text().splitlines() if "refused the password" in line]

@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -78,9 +77,12 @@ def test_a_refusal_shows_the_server_words_once_and_is_not_merged_again(remote, g
     metrics = (mount.path / ".gitfs" / "metrics").read_text()
     assert "gitfs_push_refusals_total 0" not in metrics and "gitfs_push_refusals_total" in metrics
 
-    time.sleep(max(0.0, started + 8 - time.time()))  # a few back-off steps (1, 2, 4 s)
+    # Two more attempts, refused too; backing off, not hammering: after the first refusal
+    # the worker waits at least 1 s, after the second at least 2 s (then 4, 8 ... s).
+    wait_for(lambda: len(attempts_seen(attempts)) >= 3, timeout=30, message="two more attempts")
     seen = [when - started for when in attempts_seen(attempts)]
-    assert 2 <= len(seen) <= 10 and all(when < 30 for when in seen), seen  # backing off, not hammering
+    gaps = [later - earlier for earlier, later in zip(seen, seen[1:])]
+    assert all(gap >= 2 ** n for n, gap in enumerate(gaps)), f"attempts at {seen} s"
     text = mount.log_text()
     assert "merging again" not in text
     warnings = [line for line in text.splitlines() if FROZEN in line]

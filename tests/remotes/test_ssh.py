@@ -10,12 +10,19 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from helpers import assert_one_line_error, at, remote_failing, start_gitfs, wait_for, write_and_wait_pushed
+from helpers import (
+    assert_one_line_error,
+    at,
+    fetches,
+    remote_failing,
+    start_gitfs,
+    wait_for,
+    write_and_wait_pushed,
+)
 from servers import SshServer, port_open, sshd_server
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/dev/fuse"), reason="/dev/fuse is missing")
@@ -167,7 +174,10 @@ def test_server_stopped_while_mounted_then_back(remote, sshd, ssh_keys, mount_gi
         ["git", "-C", str(mount.repo_path), "ls-tree", "-r", "--name-only", "HEAD"],
         capture_output=True, text=True).stdout, timeout=20, message="the local commit")
     assert "during.txt" not in remote.files()
-    time.sleep(4)  # several fetch and push retries while the server stays down
+    # Attempts go on failing while the server stays down: the fetch worker's, and each sync's
+    # (a sync fetches first, so it fails there and pushes nothing).
+    failed = fetches(mount, "failed")
+    wait_for(lambda: fetches(mount, "failed") >= failed + 3, timeout=20, message="three more attempts failing")
     assert "during.txt" not in remote.files()
     sshd.start()
     wait_for(lambda: "during.txt" in remote.files(), timeout=60, message="the push once sshd is back")
