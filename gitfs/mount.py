@@ -17,15 +17,15 @@ from gitfs.lfs import setup as lfs_setup
 from gitfs.lfs.worktree import LfsWorktree
 from gitfs.options import Options
 from gitfs.repo import libgit2
-from gitfs.repo import remote as remote_ops
-from gitfs.repo.conflicts import ConflictLog
-from gitfs.repo.days import CommitDays, day_and_name
 from gitfs.repo.errors import PathNotFound
-from gitfs.repo.housekeeping import Housekeeper
-from gitfs.repo.ignore import IgnoreRules
+from gitfs.repo.history.days import CommitDays, day_and_name
+from gitfs.repo.history.versions import FileVersions
+from gitfs.repo.merging.conflicts import ConflictLog
+from gitfs.repo.merging.rescue import saved_histories
+from gitfs.repo.remote import transfer as remote_ops
 from gitfs.repo.repository import Repository
-from gitfs.repo.rescue import saved_histories
-from gitfs.repo.versions import FileVersions
+from gitfs.repo.tidying.housekeeping import Housekeeper
+from gitfs.repo.workdir.ignore import IgnoreRules
 from gitfs.router import Router
 from gitfs.routes import CONFLICTS_DIR, GITFS_DIR, VERSIONS_DIR, build_routes
 from gitfs.sync.cycle import SAVE_WAIT, OpenFiles, SyncCycle

@@ -24,14 +24,21 @@ import pygit2
 from gitfs.lfs import checkout as lfs_checkout
 from gitfs.lfs import placeholders as lfs_placeholders
 from gitfs.lfs.content import LfsContent
-from gitfs.repo import staging
-from gitfs.repo.accept_mine import replay_local_commits
+from gitfs.repo.commits import staging
 from gitfs.repo.errors import LocalWriteError, PushRefused, PushRejected, RemoteError, local_write
-from gitfs.repo.hard_links import other_names
-from gitfs.repo.ignore import IgnoreRules, is_gitignore
+from gitfs.repo.merging.accept_mine import replay_local_commits
+from gitfs.repo.merging.rescue import save_local_history
 from gitfs.repo.repository import Repository
-from gitfs.repo.rescue import save_local_history
-from gitfs.repo.worktree import TreeChanges, WorktreeKernelView, apply_changes, differing_paths, rewrite, tree_changes
+from gitfs.repo.workdir.hard_links import other_names
+from gitfs.repo.workdir.ignore import IgnoreRules, is_gitignore
+from gitfs.repo.workdir.worktree import (
+    TreeChanges,
+    WorktreeKernelView,
+    apply_changes,
+    differing_paths,
+    rewrite,
+    tree_changes,
+)
 from gitfs.sync.failed_writes import FailedWrites
 from gitfs.sync.jobs import CommitJob, PendingJobs, batch_message, describe_batch, describe_changes, job_paths
 from gitfs.sync.metrics import Metrics

@@ -14,10 +14,10 @@ import pygit2
 import pytest
 
 from gitfs.handles import HandleTable
-from gitfs.repo.conflicts import ConflictLog
 from gitfs.repo.errors import LocalWriteError, local_write
-from gitfs.repo.ignore import IgnoreRules
+from gitfs.repo.merging.conflicts import ConflictLog
 from gitfs.repo.repository import Repository
+from gitfs.repo.workdir.ignore import IgnoreRules
 from gitfs.sync.status import ConflictRecorder
 from gitfs.views.base import Owner
 from gitfs.views.current import CurrentView

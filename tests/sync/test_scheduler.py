@@ -13,7 +13,13 @@ from pathlib import Path
 import pytest
 
 from aging import age_clone_quickly, pack_count
-from gitfs.repo.housekeeping import AUTO_PACK_LIMIT, BUSY_FACTOR, CHECK_SECONDS, FAILED_WAIT_SECONDS, Housekeeper
+from gitfs.repo.tidying.housekeeping import (
+    AUTO_PACK_LIMIT,
+    BUSY_FACTOR,
+    CHECK_SECONDS,
+    FAILED_WAIT_SECONDS,
+    Housekeeper,
+)
 from gitfs.sync.cycle import CycleResult
 from gitfs.sync.jobs import CommitJob
 from gitfs.sync.sync_worker import SyncWorker
@@ -280,7 +286,7 @@ def test_a_tidying_that_fails_delays_no_commit_and_is_said_once_by_the_housekeep
     rig.clock.advance(FAILED_WAIT_SECONDS)
     assert worker.step(timeout=0) is None and len(let_go) == 2
     said = [record for record in caplog.records if record.levelno >= logging.WARNING]
-    assert [(record.name, record.exc_info) for record in said] == [("gitfs.repo.housekeeping", None)]
+    assert [(record.name, record.exc_info) for record in said] == [("gitfs.repo.tidying.housekeeping", None)]
     assert "Too many open files" in said[0].getMessage()
 
 

@@ -10,12 +10,12 @@ from typing import Optional, cast
 
 import pygit2
 
-from gitfs.repo import staging
+from gitfs.repo.commits import staging
+from gitfs.repo.commits.refs import BranchRefs, branch_ref
 from gitfs.repo.compat import DeltaStatus, FileStatus
 from gitfs.repo.content_filter import Cleaner
 from gitfs.repo.errors import local_write
-from gitfs.repo.reading import files_named
-from gitfs.repo.refs import BranchRefs, branch_ref
+from gitfs.repo.objects.reading import files_named
 
 
 class IndexWriting(BranchRefs):
