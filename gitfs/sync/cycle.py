@@ -24,27 +24,24 @@ import pygit2
 from gitfs.lfs import checkout as lfs_checkout
 from gitfs.lfs import placeholders as lfs_placeholders
 from gitfs.lfs.content import LfsContent
-from gitfs.repo import staging
 from gitfs.repo.accept_mine import replay_local_commits
-from gitfs.repo.errors import LocalWriteError, PushRefused, PushRejected, RemoteError, local_write
+from gitfs.repo.errors import LocalWriteError, PushRefused, PushRejected, RemoteError
 from gitfs.repo.hard_links import other_names
 from gitfs.repo.ignore import IgnoreRules, is_gitignore
 from gitfs.repo.repository import Repository
 from gitfs.repo.rescue import save_local_history
 from gitfs.repo.worktree import TreeChanges, WorktreeKernelView, apply_changes, differing_paths, rewrite, tree_changes
 from gitfs.sync.failed_writes import FailedWrites
-from gitfs.sync.jobs import CommitJob, PendingJobs, batch_message, describe_batch, describe_changes, job_paths
+from gitfs.sync.jobs import CommitJob, PendingJobs, batch_message, describe_batch, job_paths
 from gitfs.sync.metrics import Metrics
 from gitfs.sync.remote_link import RemoteLink
+from gitfs.sync.replacement_push import push_replacement
 from gitfs.sync.state import SyncState
 
 log = logging.getLogger(__name__)
 
 PUSH_RACE_RETRIES = 5
 SAVE_WAIT = 30.0  # seconds a document renamed away by a save may be missing before it counts as deleted
-# Where the commit replacing refused ones waits for its push; not a branch: never mounted.
-REPLACEMENT_REF = "refs/gitfs/replacement"
-REPLACED_NAMED = 10  # refused commits named in the replacement's message
 # Where the merge waiting for an open file to close waits for its push; not a branch either.
 WAITING_REF = "refs/gitfs/waiting"
 
@@ -246,14 +243,7 @@ class SyncCycle:
             self.repo.stage_paths(paths)
         failed = self.failed_writes.paths()
         if failed:
-            failed |= other_names(self.repo.workdir, failed)
-            self._hold_back(failed)
-
-    @local_write()
-    def _hold_back(self, paths: set[str]) -> None:
-        tip = self.repo.branch_tip()
-        staging.hold_back(self.repo.git, self.repo.index(), self.repo.root_tree(tip) if tip is not None else None,
-                          sorted(paths))
+            self.repo.hold_back(failed | other_names(self.repo.workdir, failed))
 
     def _without_failed_writes(self, jobs: list[CommitJob]) -> list[CommitJob]:
         """The jobs without the files whose last write failed (failed_writes.py): a
@@ -348,7 +338,7 @@ class SyncCycle:
         colleague have both sides' lines; current/ shows the colleague's once the file is
         closed, and the commits after this merge are replayed from it (the status counts the
         local commits as not pushed until then). Not once the server has refused a push: the
-        replacement push (_push) takes that case when the branch moves."""
+        replacement push (replacement_push.py) takes that case when the branch moves."""
         if self._waiting is None or self._refused is not None:
             return waiting
         local_tip, merged, conflicts = self._waiting
@@ -373,40 +363,13 @@ class SyncCycle:
 
     def _push(self, local_tip: pygit2.Oid, remote_tip: Optional[pygit2.Oid]) -> pygit2.Oid:
         """Push the branch and return the commit the remote now has. Once the server has
-        refused a push, the unpushed commits go as one commit of the branch's tree: the
-        server then never sees a commit it refused (a file over its size limit, a secret),
-        so removing what it named lets everything else through. The branch keeps the
-        refused commits until the replacement is on the remote, then takes its place
-        (same tree: nothing in current/ changes)."""
+        refused a push, the unpushed commits go as one replacement (replacement_push.py)."""
         if self._refused is None or remote_tip is None or self.repo.count_ahead() < 2:
             self.remote.push()
             log.info("pushed %s", str(local_tip)[:10])
             return local_tip
-        if self.repo.root_tree(local_tip) == self.repo.root_tree(remote_tip):  # all undone: nothing to send
-            with self.state.frozen():
-                self.repo.set_branch_tip(remote_tip, "gitfs: the changes the server refused were undone")
-            # Not pushed: libgit2 sends the update even when the remote has the commit, and the
-            # server's hooks run again (and may say no again).
-            self.remote.nothing_to_push()
-            log.info("nothing left to push: the changes since the refused push were undone")
-            return remote_tip
-        unpushed = [oid for oid, _when in self.repo.walk_commits(local_tip, hide=remote_tip)]
-        named = ", ".join(str(oid)[:10] for oid in unpushed[:REPLACED_NAMED])
-        if len(unpushed) > REPLACED_NAMED:
-            named += f" and {len(unpushed) - REPLACED_NAMED} more"
-        message = (f"{describe_changes(self.repo.changes_between(remote_tip, local_tip))}\n\n"
-                   f"Replaces the {len(unpushed)} commits not pushed since the server refused a push "
-                   f"({self._refused.reason}): {named}.\n")
-        replacement = self.repo.write_replacement(REPLACEMENT_REF, local_tip, remote_tip, message, self.signature())
-        try:
-            self.remote.push(source_ref=REPLACEMENT_REF)
-            with self.state.frozen():  # the worker alone commits: the branch is still at local_tip
-                self.repo.set_branch_tip(replacement, "gitfs: replaces the commits the server refused")
-        finally:
-            self.repo.drop_reference(REPLACEMENT_REF)
-        log.info("pushed %s, one commit in place of %d not pushed since the server refused a push",
-                 str(replacement)[:10], len(unpushed))
-        return replacement
+        return push_replacement(self.repo, self.state, self.remote, self.signature, self._refused,
+                                local_tip, remote_tip)
 
     def _integrate(self, remote_tip: pygit2.Oid, hold: Collection[str] = ()) -> CycleResult:
         """Bring the remote's commits into the branch and the working tree (accept mine);
