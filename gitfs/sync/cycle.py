@@ -6,13 +6,16 @@ unmount, pushes from a thread of its own, so that a remote that does not answer 
 the unmount for a bounded time. Local work (committing the working
 tree, bringing the remote's changes into it) runs under SyncState.frozen(); fetch
 and push run outside it, so no FUSE call ever waits on the network.
+
+Parts with a job of their own: failed_writes.py (files left out of commits until written
+again), slow_saves.py (a document a save renamed away: its deletion waits), and
+replacement_push.py (after the server refused a push, one commit in place of the rest).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import threading
 import time
 from collections.abc import Collection
@@ -36,12 +39,12 @@ from gitfs.sync.jobs import CommitJob, PendingJobs, batch_message, describe_batc
 from gitfs.sync.metrics import Metrics
 from gitfs.sync.remote_link import RemoteLink
 from gitfs.sync.replacement_push import push_replacement
+from gitfs.sync.slow_saves import SAVE_WAIT, SlowSaves
 from gitfs.sync.state import SyncState
 
 log = logging.getLogger(__name__)
 
 PUSH_RACE_RETRIES = 5
-SAVE_WAIT = 30.0  # seconds a document renamed away by a save may be missing before it counts as deleted
 # Where the merge waiting for an open file to close waits for its push; not a branch either.
 WAITING_REF = "refs/gitfs/waiting"
 
@@ -118,8 +121,7 @@ class SyncCycle:
         self._known_remote = repo.remote_tip()  # the remote's tip as this mount last saw it
         self._refused: Optional[PushRefused] = None  # the server's last refusal, until a push is taken
         self.failed_writes = failed_writes or FailedWrites()  # files left out of commits until written again
-        self.save_wait = save_wait  # how long a document renamed away by a save may be missing
-        self._saves_awaited: tuple[str, ...] = ()
+        self.slow_saves = SlowSaves(repo, age=jobs.age, wait=save_wait)  # documents a save renamed away
         self._brought_in: set[str] = set()  # paths the remote's changes wrote this cycle: checked at its end
         # While the remote's change waits for an open file, the merge of the local commits on
         # it is pushed all the same: (the local tip merged, the merge), until the branch moves.
@@ -153,19 +155,19 @@ class SyncCycle:
             result = self.sync_with_remote(hold=hold)
         finally:
             self.check_brought_in()
-        return dataclasses.replace(result, committed=committed, saves_awaited=self._saves_awaited)
+        return dataclasses.replace(result, committed=committed, saves_awaited=self.slow_saves.awaited)
 
     def commit_pending(self, include_open: bool = False, hold: Collection[str] = (),
                        await_saves: bool = True) -> Optional[pygit2.Oid]:
         """Commit what the working tree holds for the pending jobs (caller holds frozen()),
         but for the jobs that touch a path in `hold`, and (await_saves) those that delete a
-        document a save renamed away (see _await_saves): they stay pending."""
+        document a save renamed away (slow_saves.py): they stay pending."""
         taken = self.jobs.take()
         waiting: list[CommitJob] = []  # given back: they wait for a save or a file open
         try:
             jobs = taken
             if await_saves:
-                jobs, awaited = self._await_saves(jobs)
+                jobs, awaited = self.slow_saves.split(jobs)
                 waiting += awaited
             if hold:
                 open_paths = [path.strip("/") for path in hold]
@@ -257,32 +259,6 @@ class SyncCycle:
             if add or job.remove:
                 kept.append(job if add == job.add else dataclasses.replace(job, add=add))
         return kept
-
-    def _await_saves(self, jobs: list[CommitJob]) -> tuple[list[CommitJob], list[CommitJob]]:
-        """Give back the jobs that rename a tracked document to a name GitFS keeps local
-        (Word's `~WRL0002.tmp`, an editor's backup) while the document is missing: a save
-        in progress, whose next step puts the new version under the name. Committed now,
-        the remote and every colleague would see the document deleted for as long as the
-        save takes (seconds over a network share); so the deletion waits for the document
-        to come back (then the batch is one Update) or for save_wait seconds. Returns (the
-        jobs to commit, the jobs that wait: the caller gives them back)."""
-        now = time.monotonic()
-        renames = [job for job in jobs if job.add and job.remove and now - job.queued < self.save_wait]
-        self._saves_awaited = ()
-        if not renames:  # only a rename can be a save under way: no index read for the rest
-            return jobs, []
-        index = self.repo.index()
-        awaited = [job for job in renames if self._renamed_away(job, index)]
-        held = {id(job) for job in awaited}
-        self._saves_awaited = tuple(sorted({path.strip("/") for job in awaited for path in job.remove}))
-        return [job for job in jobs if id(job) not in held], awaited
-
-    def _renamed_away(self, job: CommitJob, index: pygit2.Index) -> bool:
-        """Whether the job renamed a tracked file, now missing, to names kept local only."""
-        added, removed = [path.strip("/") for path in job.add], [path.strip("/") for path in job.remove]
-        return (all(self.repo.is_ignored(path) and path not in index for path in added)
-                and any(path in index and not os.path.lexists(os.path.join(self.repo.workdir, path))
-                        for path in removed))
 
     def _only_ignored(self, job: CommitJob, index: pygit2.Index) -> bool:
         return all(self.repo.is_ignored(path) and path not in index for path in job.paths)
@@ -418,7 +394,8 @@ class SyncCycle:
                                   [entry for entry in changes.writes if not _under(entry.path, kept)])
         # A document a save renamed away is held as an open file is: written into the gap
         # now, the save's last rename would overwrite it unseen, with no conflict kept.
-        busy = changes.paths() & ({path.lstrip("/") for path in self.open_files.paths()} | set(self._saves_awaited))
+        held = {path.lstrip("/") for path in self.open_files.paths()} | set(self.slow_saves.awaited)
+        busy = changes.paths() & held
         if busy:
             log.info("the remote changed open files or documents being saved (%s); applying once they are done",
                      ", ".join(sorted(busy)))
