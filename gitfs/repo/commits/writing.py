@@ -61,6 +61,13 @@ class IndexWriting(BranchRefs):
             staging.stage_everything(self.git, self.workdir, index, self.skipped, self.content_filter.cleaner)
 
     @local_write()
+    def hold_back(self, paths: Iterable[str]) -> None:
+        """Put the index entries at `paths` (files) back as the branch holds them, however
+        they were staged: what the working tree holds there is not committed (staging.py)."""
+        tip = self.branch_tip()
+        staging.hold_back(self.git, self.index(), self.root_tree(tip) if tip is not None else None, sorted(paths))
+
+    @local_write()
     def staged_changes(self) -> dict[str, str]:
         """What committing the index would change, file by file: {path: "Created",
         "Update" or "Deleted"} (a tree-to-tree diff: unchanged folders are skipped)."""
