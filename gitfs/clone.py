@@ -22,10 +22,11 @@ from gitfs.checks import check_local_remote
 from gitfs.errors import FatalError
 from gitfs.options import Options
 from gitfs.repo import credentials as credential_files
-from gitfs.repo import private_dirs, worktree
-from gitfs.repo import remote as remote_ops
+from gitfs.repo import private_dirs
 from gitfs.repo.errors import LocalWriteError, RemoteError
+from gitfs.repo.remote import transfer as remote_ops
 from gitfs.repo.repository import REMOTE_NAME, Repository
+from gitfs.repo.workdir import worktree
 
 log = logging.getLogger(__name__)
 

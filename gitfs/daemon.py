@@ -27,8 +27,8 @@ from gitfs.privacy import check_secret_files
 from gitfs.progress import CloneProgress
 from gitfs.repo import libgit2
 from gitfs.repo.errors import SettingError
-from gitfs.repo.ignore import IgnoreRules
-from gitfs.repo.remote import redact_url
+from gitfs.repo.remote.transfer import redact_url
+from gitfs.repo.workdir.ignore import IgnoreRules
 
 log = logging.getLogger(__name__)
 

@@ -17,18 +17,18 @@ from gitfs.lfs import setup as lfs_setup
 from gitfs.lfs.worktree import LfsWorktree
 from gitfs.options import Options
 from gitfs.repo import libgit2
-from gitfs.repo import remote as remote_ops
-from gitfs.repo.conflicts import ConflictLog
-from gitfs.repo.days import CommitDays, day_and_name
 from gitfs.repo.errors import PathNotFound
-from gitfs.repo.housekeeping import Housekeeper
-from gitfs.repo.ignore import IgnoreRules
+from gitfs.repo.history.days import CommitDays, day_and_name
+from gitfs.repo.history.versions import FileVersions
+from gitfs.repo.merging.conflicts import ConflictLog
+from gitfs.repo.merging.rescue import saved_histories
+from gitfs.repo.remote import transfer as remote_ops
 from gitfs.repo.repository import Repository
-from gitfs.repo.rescue import saved_histories
-from gitfs.repo.versions import FileVersions
+from gitfs.repo.tidying.housekeeping import Housekeeper
+from gitfs.repo.workdir.ignore import IgnoreRules
 from gitfs.router import Router
 from gitfs.routes import CONFLICTS_DIR, GITFS_DIR, VERSIONS_DIR, build_routes
-from gitfs.sync.cycle import SAVE_WAIT, OpenFiles, SyncCycle
+from gitfs.sync.cycle import OpenFiles, SyncCycle
 from gitfs.sync.failed_writes import FailedWrites, record_in
 from gitfs.sync.fetch_worker import FetchWorker
 from gitfs.sync.jobs import CommitJob, PendingJobs
@@ -36,6 +36,7 @@ from gitfs.sync.metrics import Metrics
 from gitfs.sync.push_progress import PushProgress
 from gitfs.sync.read_only import ReadOnlyCycle
 from gitfs.sync.remote_link import RemoteLink
+from gitfs.sync.slow_saves import SAVE_WAIT
 from gitfs.sync.state import SyncState
 from gitfs.sync.status import ConflictRecorder, SyncStatus
 from gitfs.sync.sync_worker import SyncWorker

@@ -62,8 +62,8 @@ class Options:
     cache_size: int = 800
     ignore_file: str = ""
     hard_ignore: str = ""
-    default_ignore: bool = True  # the default rules for editors' and desktops' files (repo/ignore.py)
-    xattr: bool = False  # current/ keeps user.* extended attributes (repo/user_attributes.py); off: router.py says why
+    default_ignore: bool = True  # the default rules for editors' and desktops' files (repo/workdir/ignore.py)
+    xattr: bool = False  # current/ keeps user.* xattrs (repo/workdir/user_attributes.py); off: router.py says why
     max_open_files: int = -1
     history_path: str = "history"
     current_path: str = "current"

@@ -1,6 +1,6 @@
 """Progress of the first clone, for people: a line on a terminal, and the log.
 
-The git core (repo/remote.py) only hands over figures (`Transfer`); this
+The git core (repo/remote/transfer.py) only hands over figures (`Transfer`); this
 reporter decides what to show. On a terminal stderr gets one updating line, as
 `git clone` prints it (`\\r`, no newline until done); when stderr is not a
 terminal nothing is printed. The log gets one info line per tenth of the objects.
@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Callable, Optional, TextIO
 
-from gitfs.repo.remote import Transfer
+from gitfs.repo.remote.transfer import Transfer
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from mfusepy import FuseOSError, Operations
 from gitfs import cache_policy
 from gitfs.fuse_binding import DIR_CACHE_FROM_OPENDIR, FUSE_CAP_READDIRPLUS_AUTO
 from gitfs.repo.errors import PathNotFound
-from gitfs.repo.user_attributes import NAMESPACE as USER_ATTRIBUTES
+from gitfs.repo.workdir.user_attributes import NAMESPACE as USER_ATTRIBUTES
 from gitfs.routes import Route
 
 log = logging.getLogger(__name__)

@@ -25,8 +25,8 @@ import pygit2
 import pytest
 
 from gitfs.repo.credentials import Credentials
-from gitfs.repo.ignore import IgnoreRules
 from gitfs.repo.repository import Repository
+from gitfs.repo.workdir.ignore import IgnoreRules
 from gitfs.sync.cycle import OpenFiles, SyncCycle
 from gitfs.sync.jobs import CommitJob, PendingJobs
 from gitfs.sync.metrics import Metrics

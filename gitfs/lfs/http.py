@@ -33,7 +33,7 @@ from gitfs.lfs.errors import LfsError
 from gitfs.lfs.pointer import Pointer
 from gitfs.lfs.ssh import Grant, SshAuthenticator
 from gitfs.lfs.store import CHUNK, ObjectStore
-from gitfs.repo.server_text import server_words
+from gitfs.repo.remote.server_text import server_words
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from gitfs.repo.content_filter import FilterSource
 from gitfs.repo.credentials import Credentials, transport_of, url_credentials
 from gitfs.repo.filemodes import GIT_DIR
 from gitfs.repo.refnames import branch_ref
-from gitfs.repo.server_text import redact_url
+from gitfs.repo.remote.server_text import redact_url
 
 log = logging.getLogger(__name__)
 

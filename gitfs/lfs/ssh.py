@@ -26,7 +26,7 @@ from typing import Optional
 
 from gitfs.lfs.errors import LfsError
 from gitfs.repo.credentials import Credentials, host_and_port, known_hosts_path
-from gitfs.repo.server_text import redact_url, server_words
+from gitfs.repo.remote.server_text import redact_url, server_words
 
 log = logging.getLogger(__name__)
 

@@ -34,7 +34,7 @@ process, so no constructor or fetch sets them again.
   PACK_DELTA_MAX_BYTES go without delta search (libgit2 reads that bound from
   pack.deltaCacheSize, which also bounds its cache of deltas; pack.bigFileThreshold
   is its documented name), and the search window holds at most PACK_WINDOW_BYTES;
-  the pack is built with one thread per processor (remote.py).
+  the pack is built with one thread per processor (remote/transfer.py).
 - Network: connect and server timeouts (libgit2 1.7 and later), so a dead server
   fails a fetch instead of hanging the sync worker.
 - Trust: libgit2 checks SSH host keys against HOMEDIR/.ssh/known_hosts, so HOMEDIR

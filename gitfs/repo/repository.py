@@ -1,11 +1,13 @@
 """Repository: one clone with a working tree, read and written through pygit2 (threading:
-base.py). Put together from one part per concern: base.py (state, per-thread handles,
-the index), refs.py (the branch and the remote's tip), reading.py (trees and blobs as
-readers see them), writing.py (staging and commits), filter_source.py (what a content
-filter reads of the clone)."""
+objects/base.py). Put together from one part per concern: objects/base.py (state, per-thread
+handles, the index), commits/refs.py (the branch and the remote's tip), objects/reading.py
+(trees and blobs as readers see them), commits/writing.py (staging and commits),
+commits/filter_source.py (what a content filter reads of the clone)."""
 
 from __future__ import annotations
 
+from gitfs.repo.commits.filter_source import FilterSourcing
+from gitfs.repo.commits.writing import IndexWriting
 from gitfs.repo.filemodes import (
     BLOB_MODES,
     FILEMODE_BLOB,
@@ -16,10 +18,8 @@ from gitfs.repo.filemodes import (
     GIT_DIR,
     KEEP_FILE,
 )
-from gitfs.repo.filter_source import FilterSourcing
-from gitfs.repo.reading import TreeItem
+from gitfs.repo.objects.reading import TreeItem
 from gitfs.repo.refnames import REMOTE_NAME, branch_ref, remote_ref
-from gitfs.repo.writing import IndexWriting
 
 __all__ = ["BLOB_MODES", "FILEMODE_BLOB", "FILEMODE_COMMIT", "FILEMODE_EXEC", "FILEMODE_LINK", "FILEMODE_TREE",
            "GIT_DIR", "KEEP_FILE", "REMOTE_NAME", "Repository", "TreeItem", "branch_ref", "remote_ref"]

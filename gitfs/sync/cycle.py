@@ -6,13 +6,16 @@ unmount, pushes from a thread of its own, so that a remote that does not answer 
 the unmount for a bounded time. Local work (committing the working
 tree, bringing the remote's changes into it) runs under SyncState.frozen(); fetch
 and push run outside it, so no FUSE call ever waits on the network.
+
+Parts with a job of their own: failed_writes.py (files left out of commits until written
+again), slow_saves.py (a document a save renamed away: its deletion waits), and
+replacement_push.py (after the server refused a push, one commit in place of the rest).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import threading
 import time
 from collections.abc import Collection
@@ -24,27 +27,31 @@ import pygit2
 from gitfs.lfs import checkout as lfs_checkout
 from gitfs.lfs import placeholders as lfs_placeholders
 from gitfs.lfs.content import LfsContent
-from gitfs.repo import staging
-from gitfs.repo.accept_mine import replay_local_commits
-from gitfs.repo.errors import LocalWriteError, PushRefused, PushRejected, RemoteError, local_write
-from gitfs.repo.hard_links import other_names
-from gitfs.repo.ignore import IgnoreRules, is_gitignore
+from gitfs.repo.errors import LocalWriteError, PushRefused, PushRejected, RemoteError
+from gitfs.repo.merging.accept_mine import replay_local_commits
+from gitfs.repo.merging.rescue import save_local_history
 from gitfs.repo.repository import Repository
-from gitfs.repo.rescue import save_local_history
-from gitfs.repo.worktree import TreeChanges, WorktreeKernelView, apply_changes, differing_paths, rewrite, tree_changes
+from gitfs.repo.workdir.hard_links import other_names
+from gitfs.repo.workdir.ignore import IgnoreRules, is_gitignore
+from gitfs.repo.workdir.worktree import (
+    TreeChanges,
+    WorktreeKernelView,
+    apply_changes,
+    differing_paths,
+    rewrite,
+    tree_changes,
+)
 from gitfs.sync.failed_writes import FailedWrites
-from gitfs.sync.jobs import CommitJob, PendingJobs, batch_message, describe_batch, describe_changes, job_paths
+from gitfs.sync.jobs import CommitJob, PendingJobs, batch_message, describe_batch, job_paths
 from gitfs.sync.metrics import Metrics
 from gitfs.sync.remote_link import RemoteLink
+from gitfs.sync.replacement_push import push_replacement
+from gitfs.sync.slow_saves import SAVE_WAIT, SlowSaves
 from gitfs.sync.state import SyncState
 
 log = logging.getLogger(__name__)
 
 PUSH_RACE_RETRIES = 5
-SAVE_WAIT = 30.0  # seconds a document renamed away by a save may be missing before it counts as deleted
-# Where the commit replacing refused ones waits for its push; not a branch: never mounted.
-REPLACEMENT_REF = "refs/gitfs/replacement"
-REPLACED_NAMED = 10  # refused commits named in the replacement's message
 # Where the merge waiting for an open file to close waits for its push; not a branch either.
 WAITING_REF = "refs/gitfs/waiting"
 
@@ -121,8 +128,7 @@ class SyncCycle:
         self._known_remote = repo.remote_tip()  # the remote's tip as this mount last saw it
         self._refused: Optional[PushRefused] = None  # the server's last refusal, until a push is taken
         self.failed_writes = failed_writes or FailedWrites()  # files left out of commits until written again
-        self.save_wait = save_wait  # how long a document renamed away by a save may be missing
-        self._saves_awaited: tuple[str, ...] = ()
+        self.slow_saves = SlowSaves(repo, age=jobs.age, wait=save_wait)  # documents a save renamed away
         self._brought_in: set[str] = set()  # paths the remote's changes wrote this cycle: checked at its end
         # While the remote's change waits for an open file, the merge of the local commits on
         # it is pushed all the same: (the local tip merged, the merge), until the branch moves.
@@ -156,19 +162,19 @@ class SyncCycle:
             result = self.sync_with_remote(hold=hold)
         finally:
             self.check_brought_in()
-        return dataclasses.replace(result, committed=committed, saves_awaited=self._saves_awaited)
+        return dataclasses.replace(result, committed=committed, saves_awaited=self.slow_saves.awaited)
 
     def commit_pending(self, include_open: bool = False, hold: Collection[str] = (),
                        await_saves: bool = True) -> Optional[pygit2.Oid]:
         """Commit what the working tree holds for the pending jobs (caller holds frozen()),
         but for the jobs that touch a path in `hold`, and (await_saves) those that delete a
-        document a save renamed away (see _await_saves): they stay pending."""
+        document a save renamed away (slow_saves.py): they stay pending."""
         taken = self.jobs.take()
         waiting: list[CommitJob] = []  # given back: they wait for a save or a file open
         try:
             jobs = taken
             if await_saves:
-                jobs, awaited = self._await_saves(jobs)
+                jobs, awaited = self.slow_saves.split(jobs)
                 waiting += awaited
             if hold:
                 open_paths = [path.strip("/") for path in hold]
@@ -246,14 +252,7 @@ class SyncCycle:
             self.repo.stage_paths(paths)
         failed = self.failed_writes.paths()
         if failed:
-            failed |= other_names(self.repo.workdir, failed)
-            self._hold_back(failed)
-
-    @local_write()
-    def _hold_back(self, paths: set[str]) -> None:
-        tip = self.repo.branch_tip()
-        staging.hold_back(self.repo.git, self.repo.index(), self.repo.root_tree(tip) if tip is not None else None,
-                          sorted(paths))
+            self.repo.hold_back(failed | other_names(self.repo.workdir, failed))
 
     def _without_failed_writes(self, jobs: list[CommitJob]) -> list[CommitJob]:
         """The jobs without the files whose last write failed (failed_writes.py): a
@@ -267,32 +266,6 @@ class SyncCycle:
             if add or job.remove:
                 kept.append(job if add == job.add else dataclasses.replace(job, add=add))
         return kept
-
-    def _await_saves(self, jobs: list[CommitJob]) -> tuple[list[CommitJob], list[CommitJob]]:
-        """Give back the jobs that rename a tracked document to a name GitFS keeps local
-        (Word's `~WRL0002.tmp`, an editor's backup) while the document is missing: a save
-        in progress, whose next step puts the new version under the name. Committed now,
-        the remote and every colleague would see the document deleted for as long as the
-        save takes (seconds over a network share); so the deletion waits for the document
-        to come back (then the batch is one Update) or for save_wait seconds. Returns (the
-        jobs to commit, the jobs that wait: the caller gives them back)."""
-        now = time.monotonic()
-        renames = [job for job in jobs if job.add and job.remove and now - job.queued < self.save_wait]
-        self._saves_awaited = ()
-        if not renames:  # only a rename can be a save under way: no index read for the rest
-            return jobs, []
-        index = self.repo.index()
-        awaited = [job for job in renames if self._renamed_away(job, index)]
-        held = {id(job) for job in awaited}
-        self._saves_awaited = tuple(sorted({path.strip("/") for job in awaited for path in job.remove}))
-        return [job for job in jobs if id(job) not in held], awaited
-
-    def _renamed_away(self, job: CommitJob, index: pygit2.Index) -> bool:
-        """Whether the job renamed a tracked file, now missing, to names kept local only."""
-        added, removed = [path.strip("/") for path in job.add], [path.strip("/") for path in job.remove]
-        return (all(self.repo.is_ignored(path) and path not in index for path in added)
-                and any(path in index and not os.path.lexists(os.path.join(self.repo.workdir, path))
-                        for path in removed))
 
     def _only_ignored(self, job: CommitJob, index: pygit2.Index) -> bool:
         return all(self.repo.is_ignored(path) and path not in index for path in job.paths)
@@ -348,7 +321,7 @@ class SyncCycle:
         colleague have both sides' lines; current/ shows the colleague's once the file is
         closed, and the commits after this merge are replayed from it (the status counts the
         local commits as not pushed until then). Not once the server has refused a push: the
-        replacement push (_push) takes that case when the branch moves."""
+        replacement push (replacement_push.py) takes that case when the branch moves."""
         if self._waiting is None or self._refused is not None:
             return waiting
         local_tip, merged, conflicts = self._waiting
@@ -373,40 +346,13 @@ class SyncCycle:
 
     def _push(self, local_tip: pygit2.Oid, remote_tip: Optional[pygit2.Oid]) -> pygit2.Oid:
         """Push the branch and return the commit the remote now has. Once the server has
-        refused a push, the unpushed commits go as one commit of the branch's tree: the
-        server then never sees a commit it refused (a file over its size limit, a secret),
-        so removing what it named lets everything else through. The branch keeps the
-        refused commits until the replacement is on the remote, then takes its place
-        (same tree: nothing in current/ changes)."""
+        refused a push, the unpushed commits go as one replacement (replacement_push.py)."""
         if self._refused is None or remote_tip is None or self.repo.count_ahead() < 2:
             self.remote.push()
             log.info("pushed %s", str(local_tip)[:10])
             return local_tip
-        if self.repo.root_tree(local_tip) == self.repo.root_tree(remote_tip):  # all undone: nothing to send
-            with self.state.frozen():
-                self.repo.set_branch_tip(remote_tip, "gitfs: the changes the server refused were undone")
-            # Not pushed: libgit2 sends the update even when the remote has the commit, and the
-            # server's hooks run again (and may say no again).
-            self.remote.nothing_to_push()
-            log.info("nothing left to push: the changes since the refused push were undone")
-            return remote_tip
-        unpushed = [oid for oid, _when in self.repo.walk_commits(local_tip, hide=remote_tip)]
-        named = ", ".join(str(oid)[:10] for oid in unpushed[:REPLACED_NAMED])
-        if len(unpushed) > REPLACED_NAMED:
-            named += f" and {len(unpushed) - REPLACED_NAMED} more"
-        message = (f"{describe_changes(self.repo.changes_between(remote_tip, local_tip))}\n\n"
-                   f"Replaces the {len(unpushed)} commits not pushed since the server refused a push "
-                   f"({self._refused.reason}): {named}.\n")
-        replacement = self.repo.write_replacement(REPLACEMENT_REF, local_tip, remote_tip, message, self.signature())
-        try:
-            self.remote.push(source_ref=REPLACEMENT_REF)
-            with self.state.frozen():  # the worker alone commits: the branch is still at local_tip
-                self.repo.set_branch_tip(replacement, "gitfs: replaces the commits the server refused")
-        finally:
-            self.repo.drop_reference(REPLACEMENT_REF)
-        log.info("pushed %s, one commit in place of %d not pushed since the server refused a push",
-                 str(replacement)[:10], len(unpushed))
-        return replacement
+        return push_replacement(self.repo, self.state, self.remote, self.signature, self._refused,
+                                local_tip, remote_tip)
 
     def _integrate(self, remote_tip: pygit2.Oid, hold: Collection[str] = ()) -> CycleResult:
         """Bring the remote's commits into the branch and the working tree (accept mine);
@@ -455,7 +401,8 @@ class SyncCycle:
                                   [entry for entry in changes.writes if not _under(entry.path, kept)])
         # A document a save renamed away is held as an open file is: written into the gap
         # now, the save's last rename would overwrite it unseen, with no conflict kept.
-        busy = changes.paths() & ({path.lstrip("/") for path in self.open_files.paths()} | set(self._saves_awaited))
+        held = {path.lstrip("/") for path in self.open_files.paths()} | set(self.slow_saves.awaited)
+        busy = changes.paths() & held
         if busy:
             log.info("the remote changed open files or documents being saved (%s); applying once they are done",
                      ", ".join(sorted(busy)))

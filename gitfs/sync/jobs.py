@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 
@@ -17,7 +17,7 @@ class CommitJob:
     # (device, inode) of a file with several hard links written through the path: its
     # other names changed too, even if this one is gone by the commit (hard_links.py).
     linked: tuple[tuple[int, int], ...] = ()
-    queued: float = field(default_factory=time.monotonic, compare=False)  # when the change was made
+    queued: float = field(default=0.0, compare=False)  # when PendingJobs.put took it, on the queue's clock
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -116,6 +116,7 @@ class PendingJobs:
             return self._received
 
     def put(self, job: CommitJob) -> None:
+        job = replace(job, queued=self._clock())  # its age is read on this clock (age())
         with self._condition:
             # Only the first job is news: while jobs wait, the worker sleeps until the
             # quiet period ends anyway. Waking it at every job of a `tar x` cost a thread
@@ -123,7 +124,7 @@ class PendingJobs:
             if not self._jobs:
                 self._news += 1
                 self._condition.notify_all()
-                self._since = self._clock()
+                self._since = job.queued
             self._jobs.append(job)
             self._received += 1
 
@@ -163,6 +164,10 @@ class PendingJobs:
         """The batch taken is committed (or needed no commit): no longer pending here."""
         with self._condition:
             self._taken = []
+
+    def age(self, job: CommitJob) -> float:
+        """Seconds since the job was put (given back, it keeps its first time)."""
+        return self._clock() - job.queued
 
     def waited(self) -> float:
         """Seconds the oldest waiting job has waited (0 with none): a change is committed

@@ -18,8 +18,8 @@ from typing import Optional, Protocol
 import pygit2
 
 from gitfs.lfs.pushing import upload_before_push
-from gitfs.repo import remote as remote_ops
 from gitfs.repo.errors import PushRefused, PushRejected, RemoteError
+from gitfs.repo.remote import transfer as remote_ops
 from gitfs.repo.repository import Repository
 from gitfs.sync.metrics import Metrics
 from gitfs.sync.push_progress import PushProgress

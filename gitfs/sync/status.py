@@ -12,8 +12,8 @@ import time
 from collections.abc import Iterable
 from typing import Any, Callable, Optional
 
-from gitfs.repo.conflicts import ConflictLog
-from gitfs.repo.rescue import Rescue
+from gitfs.repo.merging.conflicts import ConflictLog
+from gitfs.repo.merging.rescue import Rescue
 
 CONFLICTS_FOLDER = ".gitfs/conflicts"  # relative to the mount point
 

@@ -22,7 +22,7 @@ may still count as open for writing, its commit job not queued yet: the worker f
 waits (at most RELEASE_WAIT) for the files open for writing at the request to be
 released. What is still open then is really open: its jobs wait, the rest is committed.
 
-Between cycles the worker lets the housekeeper tidy the clone (repo/housekeeping.py),
+Between cycles the worker lets the housekeeper tidy the clone (repo/tidying/housekeeping.py),
 saying whether changes wait (it then tidies only a clone far past its thresholds): the
 worker is the one thread that writes the clone, so no commit of its own runs meanwhile.
 Changes made during a tidying are committed after it; an unmount interrupts it.

@@ -18,9 +18,9 @@ import pygit2
 from mfusepy import FuseOSError
 
 from gitfs.handles import HandleTable, OpenFile
-from gitfs.repo.blobstream import CorruptObject
 from gitfs.repo.content_filter import StoredContent
 from gitfs.repo.errors import ContentUnavailable
+from gitfs.repo.objects.blobstream import CorruptObject
 from gitfs.repo.repository import FILEMODE_EXEC, FILEMODE_LINK, Repository
 from gitfs.views.base import NS, Owner, ReadOnlyView, directory_stat
 

@@ -13,7 +13,7 @@ import stat
 
 from mfusepy import FuseOSError
 
-from gitfs.repo.days import CommitDays
+from gitfs.repo.history.days import CommitDays
 from gitfs.views.base import NS, Owner, ReadOnlyView
 
 

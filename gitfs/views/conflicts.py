@@ -3,7 +3,7 @@ that "accept mine" replaced by the local one, read-only.
 
 One folder per sync that resolved a conflict (its local time), holding the conflicted
 paths in their folders; each file has the content, mode and size of
-`git show REMOTE_COMMIT:PATH`. What is kept, and for how long: repo/conflicts.py.
+`git show REMOTE_COMMIT:PATH`. What is kept, and for how long: repo/merging/conflicts.py.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from mfusepy import FuseOSError
 
 from gitfs.cache_policy import Pages
 from gitfs.handles import HandleTable
-from gitfs.repo.conflicts import ConflictLog
 from gitfs.repo.errors import GitCoreError
+from gitfs.repo.merging.conflicts import ConflictLog
 from gitfs.repo.repository import Repository, TreeItem
 from gitfs.views.base import Owner, directory_stat, is_write_open
 from gitfs.views.blob import BlobView, blob_stat

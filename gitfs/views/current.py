@@ -19,8 +19,9 @@ from typing import Optional
 from mfusepy import FuseOSError
 
 from gitfs.handles import HandleTable, OpenFile
-from gitfs.repo import beneath, user_attributes
+from gitfs.repo import beneath
 from gitfs.repo.repository import KEEP_FILE
+from gitfs.repo.workdir import user_attributes
 from gitfs.sync.failed_writes import FailedWrites
 from gitfs.sync.jobs import CommitJob, PendingJobs
 from gitfs.sync.state import SyncState

@@ -8,7 +8,7 @@ from typing import Optional
 
 from mfusepy import FuseOSError
 
-from gitfs.repo.days import CommitDays
+from gitfs.repo.history.days import CommitDays
 from gitfs.views.base import Owner, ReadOnlyView, StampedStat, directory_stat
 
 

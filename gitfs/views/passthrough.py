@@ -30,8 +30,9 @@ from typing import Callable, Optional
 from mfusepy import FuseOSError
 
 from gitfs.handles import HandleTable, OpenFile
-from gitfs.repo import beneath, user_attributes
+from gitfs.repo import beneath
 from gitfs.repo.repository import GIT_DIR, KEEP_FILE
+from gitfs.repo.workdir import user_attributes
 from gitfs.views import keep
 from gitfs.views.base import Owner, View, is_write_open
 from gitfs.views.listed_attributes import ListedAttributes

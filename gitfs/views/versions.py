@@ -4,7 +4,7 @@ The folders mirror current/'s tree at the branch tip (submodules are left out); 
 file PATH there is a folder with one entry per commit of the branch (first-parent
 line) that added or changed it, named `YYYY-MM-DD_HH-MM-SS-<10 hex>` (oldest first),
 with the file's content, mode and size at that commit; a symlink's versions are
-symlinks. The index behind it is the git core's (repo/versions.py).
+symlinks. The index behind it is the git core's (repo/history/versions.py).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from mfusepy import FuseOSError
 from gitfs.cache_policy import Pages
 from gitfs.handles import HandleTable
 from gitfs.repo.errors import NotADirectory, PathNotFound
+from gitfs.repo.history.versions import FileVersions, Version, VersionList
 from gitfs.repo.libgit2 import release_free_memory
 from gitfs.repo.repository import FILEMODE_COMMIT, FILEMODE_TREE, Repository, TreeItem
-from gitfs.repo.versions import FileVersions, Version, VersionList
 from gitfs.views.base import Owner, StampedStat, directory_stat, is_write_open
 from gitfs.views.blob import BlobView, blob_stat
 

@@ -15,7 +15,7 @@ import pytest
 
 from gitfs.options import _FIELDS, _NOT_OPTIONS, ALIASES, WORD_OPTIONS
 from gitfs.optiontable import OPTIONS, plain
-from gitfs.repo.ignore import DEFAULT_IGNORED
+from gitfs.repo.workdir.ignore import DEFAULT_IGNORED
 from helpers import ROOT
 
 README = ROOT / "README.md"
@@ -123,8 +123,8 @@ def hacking_section(title: str) -> str:
 
 
 def test_hacking_layout_names_every_module_package_and_test_layer():
-    """HACKING.md's code layout names every top-level module and package of gitfs/ and
-    every layer of tests/, and no .py file that does not exist."""
+    """HACKING.md's code layout names every top-level module and package of gitfs/, every
+    package of gitfs/repo, every layer of tests/, and no .py file that does not exist."""
     section = hacking_section("Layout of the code")
     block = section[section.index("```\n") + 4:section.rindex("```")]
     names = set(re.findall(r"[\w/]*?(\w+\.py)\b", block))
@@ -133,6 +133,9 @@ def test_hacking_layout_names_every_module_package_and_test_layer():
     assert sorted(modules - names) == [], "modules missing from HACKING.md's layout"
     subpackages = {path.parent.name for path in (ROOT / "gitfs").glob("*/__init__.py")}
     assert sorted(subpackages - packages) == [], "packages missing from HACKING.md's layout"
+    core_packages = {path.parent.name for path in (ROOT / "gitfs" / "repo").glob("*/__init__.py")}
+    assert sorted(name for name in core_packages if f"  {name}/ " not in block) == [], \
+        "packages of gitfs/repo missing from HACKING.md's layout"
     every_file = {path.name for folder in ("gitfs", "tests", "bench") for path in (ROOT / folder).rglob("*.py")}
     assert sorted(names - every_file) == [], "HACKING.md's layout names files that do not exist"
     layers = {path.name for path in (ROOT / "tests").iterdir() if path.is_dir() and path.name != "__pycache__"}

@@ -1,4 +1,4 @@
-"""Layer 1: the "accept mine" replay (gitfs/repo/accept_mine.py) on real repositories.
+"""Layer 1: the "accept mine" replay (gitfs/repo/merging/accept_mine.py) on real repositories.
 
 The remote side is the Remote's other clone, which pushes; the local side is a second
 plain clone whose commits are not pushed. After `git fetch` the two have diverged and
@@ -11,7 +11,7 @@ import os
 import pygit2
 import pytest
 
-from gitfs.repo.accept_mine import replay_local_commits
+from gitfs.repo.merging.accept_mine import replay_local_commits
 from gitfs.repo.repository import FILEMODE_EXEC, FILEMODE_LINK, Repository
 from helpers import COMMITTER, Remote, clone_of, git, stage_files
 

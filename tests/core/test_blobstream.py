@@ -1,4 +1,4 @@
-"""Layer 1: blobs streamed out of their object files (gitfs/repo/blobstream.py,
+"""Layer 1: blobs streamed out of their object files (gitfs/repo/objects/blobstream.py,
 packindex.py) on real repositories written by git: loose objects, whole objects in
 a pack, deltas (libgit2's to read), damaged files.
 """
@@ -12,9 +12,9 @@ import zlib
 
 import pytest
 
-from gitfs.repo import blobstream
-from gitfs.repo.blobstream import CorruptObject
-from gitfs.repo.packindex import PACK_OFS_DELTA, PACK_REF_DELTA, OpenPacks, PackIndex
+from gitfs.repo.objects import blobstream
+from gitfs.repo.objects.blobstream import CorruptObject
+from gitfs.repo.objects.packindex import PACK_OFS_DELTA, PACK_REF_DELTA, OpenPacks, PackIndex
 from helpers import CountingRepository, Remote, git
 
 SIZE = 2 * 1024 * 1024 + 333

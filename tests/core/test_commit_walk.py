@@ -10,7 +10,7 @@ import subprocess
 import pygit2
 import pytest
 
-from gitfs.repo.commit_walk import first_parent_line, newest_first
+from gitfs.repo.commits.commit_walk import first_parent_line, newest_first
 
 SIGNATURE_NAME, SIGNATURE_EMAIL = "Walker", "walker@example.com"
 

@@ -1,4 +1,4 @@
-"""Layer 1: the log of the remote versions that lost to "accept mine" (gitfs/repo/conflicts.py),
+"""Layer 1: the log of the remote versions that lost to "accept mine" (gitfs/repo/merging/conflicts.py),
 on a real clone: what it keeps, where (the clone's git directory), and for how long."""
 
 import json
@@ -6,7 +6,7 @@ import os
 
 import pygit2
 
-from gitfs.repo.conflicts import REF_PREFIX, ConflictLog, folder_name
+from gitfs.repo.merging.conflicts import REF_PREFIX, ConflictLog, folder_name
 from gitfs.repo.repository import Repository
 from helpers import FakeClock, clone_of, commit_with, git
 

@@ -1,10 +1,10 @@
-"""Layer 1: commits grouped by local day for history/ (gitfs/repo/days.py), on real repositories."""
+"""Layer 1: commits grouped by local day for history/ (gitfs/repo/history/days.py), on real repositories."""
 
 import os
 
 import pytest
 
-from gitfs.repo.days import CommitDays, day_and_name
+from gitfs.repo.history.days import CommitDays, day_and_name
 from gitfs.repo.repository import Repository
 from helpers import Remote, commit_time, git, history_folder
 

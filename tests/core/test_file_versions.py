@@ -1,4 +1,4 @@
-"""Layer 1: every version of a file (gitfs/repo/versions.py) on real repositories, checked
+"""Layer 1: every version of a file (gitfs/repo/history/versions.py) on real repositories, checked
 against `git log --first-parent -- PATH`."""
 
 import os
@@ -10,9 +10,9 @@ import pytest
 
 from gitfs.cache_policy import VersionsForgetter
 from gitfs.mount import Mount
-from gitfs.repo import versions as versions_module
+from gitfs.repo.history import versions as versions_module
+from gitfs.repo.history.versions import FileVersions, version_name
 from gitfs.repo.repository import FILEMODE_BLOB, FILEMODE_EXEC, FILEMODE_LINK, Repository
-from gitfs.repo.versions import FileVersions, version_name
 from helpers import Remote, commit_with, git
 
 

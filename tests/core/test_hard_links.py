@@ -1,8 +1,8 @@
-"""Layer 1: the other names of hard-linked files in a working tree (gitfs/repo/hard_links.py)."""
+"""Layer 1: the other names of hard-linked files in a working tree (gitfs/repo/workdir/hard_links.py)."""
 
 import os
 
-from gitfs.repo.hard_links import other_names
+from gitfs.repo.workdir.hard_links import other_names
 
 
 def test_the_other_names_of_a_file_with_several_links_are_found(tmp_path):

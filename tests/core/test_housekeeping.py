@@ -1,5 +1,5 @@
-"""Layer 1: a clone kept compact (gitfs/repo/housekeeping.py) and the pack files GitFS's
-own reader keeps open (gitfs/repo/packindex.py's OpenPacks), on clones aged by real packs
+"""Layer 1: a clone kept compact (gitfs/repo/tidying/housekeeping.py) and the pack files GitFS's
+own reader keeps open (gitfs/repo/objects/packindex.py's OpenPacks), on clones aged by real packs
 and with the real git program."""
 
 import contextlib
@@ -14,9 +14,9 @@ import pygit2
 import pytest
 
 from aging import age_clone_quickly, loose_count, pack_count
-from gitfs.repo import housekeeping
-from gitfs.repo.housekeeping import AUTO_PACK_LIMIT, CHECK_SECONDS, FAILED_WAIT_SECONDS, Housekeeper
-from gitfs.repo.packindex import OpenPacks
+from gitfs.repo.objects.packindex import OpenPacks
+from gitfs.repo.tidying import housekeeping
+from gitfs.repo.tidying.housekeeping import AUTO_PACK_LIMIT, CHECK_SECONDS, FAILED_WAIT_SECONDS, Housekeeper
 from helpers import Remote, git, wait_for
 
 
@@ -164,7 +164,7 @@ def test_the_clone_is_looked_at_once_a_minute_at_most(remote, tmp_path):
 def test_without_git_nothing_is_tidied_and_the_log_says_so_once(remote, tmp_path, monkeypatch, caplog):
     clone = aged_clone(remote, tmp_path, AUTO_PACK_LIMIT + 1)
     monkeypatch.setenv("PATH", str(tmp_path / "no-programs-here"))
-    caplog.set_level(logging.INFO, logger="gitfs.repo.housekeeping")
+    caplog.set_level(logging.INFO, logger="gitfs.repo.tidying.housekeeping")
     clock = FakeClock()
     tidier = keeper(clone, clock=clock)
 
@@ -183,7 +183,7 @@ def test_a_failing_gc_is_warned_with_gits_words_and_tried_again_an_hour_later(re
     failing = fake_git(tmp_path, f"echo run >> {runs}\necho 'fatal: No space left on device' >&2\nexit 128\n")
     clock = FakeClock()
     tidier = keeper(clone, git=failing, clock=clock)
-    caplog.set_level(logging.INFO, logger="gitfs.repo.housekeeping")
+    caplog.set_level(logging.INFO, logger="gitfs.repo.tidying.housekeeping")
 
     assert not tidier.tidy_if_due()
     warnings = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
@@ -207,7 +207,7 @@ def test_a_git_that_cannot_start_is_said_once_until_a_tidying_works_and_tried_ag
     attempts = []
     clock = FakeClock()
     tidier = keeper(clone, git=str(program), clock=clock, pushed=lambda: attempts.append(clock.now) or True)
-    caplog.set_level(logging.INFO, logger="gitfs.repo.housekeeping")
+    caplog.set_level(logging.INFO, logger="gitfs.repo.tidying.housekeeping")
 
     def warnings():
         return [record for record in caplog.records if record.levelno >= logging.WARNING]

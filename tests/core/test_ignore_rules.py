@@ -1,4 +1,4 @@
-"""Layer 1: GitFS's ignore rules in the clone (gitfs/repo/ignore.py), on real repositories.
+"""Layer 1: GitFS's ignore rules in the clone (gitfs/repo/workdir/ignore.py), on real repositories.
 
 What libgit2 decides (the sync worker stages through it) is compared with what git
 itself decides (`git check-ignore`) on the same clone: the default rules keep git's
@@ -15,7 +15,7 @@ import pygit2
 import pytest
 
 from gitfs.repo.errors import SettingError
-from gitfs.repo.ignore import DEFAULT_IGNORED, IgnoreRules, anchored
+from gitfs.repo.workdir.ignore import DEFAULT_IGNORED, IgnoreRules, anchored
 from helpers import git
 
 # Names each program writes (seen with the program, see tests/mount/test_editors.py).

@@ -1,4 +1,4 @@
-"""Layer 1: the three-way line merge of one text file (gitfs/repo/line_merge.py).
+"""Layer 1: the three-way line merge of one text file (gitfs/repo/merging/line_merge.py).
 
 Each case gives base, remote and local and the exact bytes expected: the same on every
 pygit2 (Debian 12's 1.11 and Debian 13's 1.17 run this table in CI, PyPI's newest too).
@@ -6,7 +6,7 @@ pygit2 (Debian 12's 1.11 and Debian 13's 1.17 run this table in CI, PyPI's newes
 
 import pytest
 
-from gitfs.repo.line_merge import LineMerge, merge_lines
+from gitfs.repo.merging.line_merge import LineMerge, merge_lines
 
 LINES = "".join(f"line {n}\n" for n in range(1, 21))
 

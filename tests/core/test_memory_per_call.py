@@ -9,7 +9,7 @@ import gc
 import tracemalloc
 
 from gitfs.repo import libgit2
-from gitfs.repo.accept_mine import _entry_id
+from gitfs.repo.merging.accept_mine import _entry_id
 from gitfs.repo.repository import Repository
 from helpers import clone_of
 

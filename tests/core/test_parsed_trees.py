@@ -1,4 +1,4 @@
-"""Layer 1: trees parsed once for every thread (gitfs/repo/parsed_trees.py), as the
+"""Layer 1: trees parsed once for every thread (gitfs/repo/objects/parsed_trees.py), as the
 lookups in a commit folder use them (Repository.tree_item on FUSE threads)."""
 
 import threading
@@ -7,7 +7,7 @@ from collections import Counter
 
 import pygit2
 
-from gitfs.repo.parsed_trees import ParsedTrees, TreeSizes
+from gitfs.repo.objects.parsed_trees import ParsedTrees, TreeSizes
 from gitfs.repo.repository import Repository
 from helpers import Remote, commit_with, ls_tree
 

@@ -1,8 +1,8 @@
-"""Layer 1: the record of paths the disk cannot hold (gitfs/repo/skipped.py) survives restarts."""
+"""Layer 1: the record of paths the disk cannot hold (gitfs/repo/objects/skipped.py) survives restarts."""
 
 from __future__ import annotations
 
-from gitfs.repo.skipped import SkippedPaths
+from gitfs.repo.objects.skipped import SkippedPaths
 
 
 def test_skipped_paths_are_kept_across_instances(tmp_path):

@@ -22,7 +22,7 @@ from gitfs.lfs.errors import ObjectCorrupt, ObjectMissing, ObjectPending, Unsupp
 from gitfs.lfs.pointer import Pointer
 from gitfs.lfs.store import ObjectStore, standalone_store
 from gitfs.lfs.transfer import StandaloneTransfer
-from gitfs.repo.filter_source import COMMIT_ATTRIBUTES
+from gitfs.repo.commits.filter_source import COMMIT_ATTRIBUTES
 from gitfs.repo.repository import Repository
 from helpers import LFS_BIG, LfsRemote, clone_of, git, git_lfs, lfs_clone, lfs_repository, require_git_lfs
 

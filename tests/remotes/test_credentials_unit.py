@@ -10,8 +10,8 @@ from gitfs.errors import FatalError
 from gitfs.options import HELP, parse_options
 from gitfs.repo.credentials import Credentials, check, host_and_port, host_is_known, key_is_encrypted, transport_of
 from gitfs.repo.errors import SettingError
-from gitfs.repo.remote import SERVER_LINES_SHOWN, server_lines
-from gitfs.repo.server_text import SERVER_WORDS_LENGTH, redact_url, server_words
+from gitfs.repo.remote.server_text import SERVER_WORDS_LENGTH, redact_url, server_words
+from gitfs.repo.remote.transfer import SERVER_LINES_SHOWN, server_lines
 
 
 @pytest.mark.parametrize("url, transport, where", [

@@ -11,8 +11,8 @@ import os
 
 import pygit2
 
-from gitfs.repo import remote as remote_ops
 from gitfs.repo.errors import PushRejected
+from gitfs.repo.remote import transfer as remote_ops
 from gitfs.repo.repository import Repository
 from helpers import clone_of
 

@@ -1,4 +1,4 @@
-"""The git core's push (gitfs/repo/remote.py) against real servers on 127.0.0.1, without a
+"""The git core's push (gitfs/repo/remote/transfer.py) against real servers on 127.0.0.1, without a
 mount: what the server answers becomes the right error, and its words are cleaned.
 
 - A per-reference answer of the server's own wording: `git daemon` runs receive-pack, whose
@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from gitfs.repo import remote as remote_ops
 from gitfs.repo.errors import DENIED_CREDENTIALS, DENIED_RIGHTS, PushRefused
-from gitfs.repo.remote import AuthenticationError, Credentials, RemoteUnreachable
+from gitfs.repo.remote import transfer as remote_ops
+from gitfs.repo.remote.transfer import AuthenticationError, Credentials, RemoteUnreachable
 from gitfs.repo.repository import Repository
 from helpers import clone_of, git
 from servers import free_port, start_server, stop_group, wait_listening

@@ -17,7 +17,7 @@ import time
 import pytest
 
 from aging import age_clone_quickly, open_files, pack_count
-from gitfs.repo.housekeeping import AUTO_PACK_LIMIT, BUSY_FACTOR
+from gitfs.repo.tidying.housekeeping import AUTO_PACK_LIMIT, BUSY_FACTOR
 from helpers import git, wait_for
 
 SECONDS = 120

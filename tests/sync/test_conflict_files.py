@@ -4,7 +4,7 @@ status names where it can be read; on real repositories, no mount."""
 import os
 
 from gitfs.handles import HandleTable
-from gitfs.repo.conflicts import ConflictLog
+from gitfs.repo.merging.conflicts import ConflictLog
 from gitfs.sync.status import ConflictRecorder, SyncStatus
 from gitfs.views.base import Owner
 from gitfs.views.conflicts import ConflictsView

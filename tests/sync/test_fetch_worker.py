@@ -3,7 +3,7 @@ fake clock, on real repositories; the thread is never started."""
 
 import threading
 
-from gitfs.repo import remote as remote_ops
+from gitfs.repo.remote import transfer as remote_ops
 from gitfs.sync.fetch_worker import FetchWorker
 from helpers import commit_with
 

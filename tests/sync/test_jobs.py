@@ -6,6 +6,7 @@ import threading
 import pytest
 
 from gitfs.sync.jobs import CommitJob, PendingJobs, batch_message, describe_batch, job_paths
+from helpers import FakeClock
 
 
 def test_one_job_keeps_its_message_verbatim():
@@ -100,6 +101,18 @@ def test_after_take_the_next_job_is_news_again():
     jobs.put(CommitJob("two", add=("b",)))
     thread.join(30)
     assert not thread.is_alive() and woken == [False]
+
+
+
+def test_a_job_s_age_runs_from_its_put_on_the_queue_s_clock_and_a_give_back_keeps_it():
+    clock = FakeClock()
+    jobs = PendingJobs(clock=clock)
+    jobs.put(CommitJob("Rename /a to /a~", add=("a~",), remove=("a",)))
+    clock.advance(5)
+    jobs.give_back(jobs.take())  # a save in progress: it waits
+    clock.advance(3)
+    (job,) = jobs.take()
+    assert jobs.age(job) == 8
 
 
 # -- describe_batch: the message from what the commit changes --------------------------

@@ -8,16 +8,16 @@ summed up in each test; tests/mount/test_editors.py runs the programs themselves
 """
 
 import os
-import time
 
 import pygit2
 import pytest
 
 from gitfs.handles import HandleTable
-from gitfs.repo.conflicts import ConflictLog
 from gitfs.repo.errors import LocalWriteError, local_write
-from gitfs.repo.ignore import IgnoreRules
+from gitfs.repo.merging.conflicts import ConflictLog
 from gitfs.repo.repository import Repository
+from gitfs.repo.workdir.ignore import IgnoreRules
+from gitfs.sync.slow_saves import SAVE_WAIT
 from gitfs.sync.status import ConflictRecorder
 from gitfs.views.base import Owner
 from gitfs.views.current import CurrentView
@@ -231,10 +231,12 @@ def test_a_slow_office_save_never_commits_the_document_deleted(saving):
 
 def test_a_document_renamed_away_for_good_is_deleted_after_the_wait(saving):
     rig, view = saving
-    rig.cycle.save_wait = 0.3
     view.rename("/docs/report.odt", "/docs/~WRL0002.tmp")
     assert rig.cycle.run().saves_awaited == ("docs/report.odt",)
-    time.sleep(0.35)
+    rig.clock.advance(SAVE_WAIT - 1)
+    assert rig.cycle.run().saves_awaited == ("docs/report.odt",)  # still within the wait
+    assert "docs/report.odt" in rig.remote.files() and rig.remote.log()[0] == "documents"
+    rig.clock.advance(1)
     subject, changes = committed(rig)
     assert changes == ["D\tdocs/report.odt"] and "docs/report.odt" not in rig.remote.files()
 

@@ -7,13 +7,19 @@ import errno
 import logging
 import os
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from aging import age_clone_quickly, pack_count
-from gitfs.repo.housekeeping import AUTO_PACK_LIMIT, BUSY_FACTOR, CHECK_SECONDS, FAILED_WAIT_SECONDS, Housekeeper
+from gitfs.repo.tidying.housekeeping import (
+    AUTO_PACK_LIMIT,
+    BUSY_FACTOR,
+    CHECK_SECONDS,
+    FAILED_WAIT_SECONDS,
+    Housekeeper,
+)
+from gitfs.sync import sync_worker
 from gitfs.sync.cycle import CycleResult
 from gitfs.sync.jobs import CommitJob
 from gitfs.sync.sync_worker import SyncWorker
@@ -153,22 +159,45 @@ def test_stop_runs_the_final_cycle_on_the_worker_thread(rig, writers):
     assert rig.remote.show("last.txt") == b"at unmount\n"
 
 
-def test_stop_waits_for_the_final_commit_however_long_it_takes(rig, writers):
+class Said(logging.Handler):
+    """Sets `event` once a log line holds `words`."""
+
+    def __init__(self, words: str):
+        super().__init__()
+        self.words, self.event = words, threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.words in record.getMessage():
+            self.event.set()
+
+
+def test_stop_waits_for_the_final_commit_however_long_it_takes(rig, writers, monkeypatch, caplog):
     """The push has a deadline at unmount, the commit none: a daemon that quit half-way
-    through a commit would leave the change uncommitted and the clone's index locked."""
+    through a commit would leave the change uncommitted and the clone's index locked. The
+    final commit here (a burst of thousands of files) ends only once stop() has said it
+    still waits for it, longer than its timeout."""
+    monkeypatch.setattr(sync_worker, "COMMIT_NOTICE_SECONDS", 0.2)  # longer than stop's timeout below
+    caplog.set_level(logging.INFO, logger=sync_worker.__name__)
+    said = Said("still committing the last changes")
+    logging.getLogger(sync_worker.__name__).addHandler(said)
     worker = worker_for(rig, writers, sync_timeout=3600)
     commit_pending = rig.cycle.commit_pending
 
     def slow_commit(*args, **kwargs):
-        time.sleep(2)  # a burst of thousands of files: longer than the push's deadline
+        said.event.wait(30)
         return commit_pending(*args, **kwargs)
 
     rig.cycle.commit_pending = slow_commit
-    worker.start()
-    rig.write("last.txt", "at unmount\n")
-    worker.stop(timeout=0.1)
-    assert "last.txt" in git("ls-tree", "--name-only", "HEAD", cwd=rig.path).split()
-    worker.join(30)
+    try:
+        worker.start()
+        rig.write("last.txt", "at unmount\n")
+        worker.stop(timeout=0.1)
+        assert said.event.is_set()
+        assert "last.txt" in git("ls-tree", "--name-only", "HEAD", cwd=rig.path).split()
+    finally:
+        said.event.set()
+        worker.join(30)
+        logging.getLogger(sync_worker.__name__).removeHandler(said)
 
 
 def test_stop_gives_up_on_a_cycle_that_hangs(rig, writers):
@@ -280,7 +309,7 @@ def test_a_tidying_that_fails_delays_no_commit_and_is_said_once_by_the_housekeep
     rig.clock.advance(FAILED_WAIT_SECONDS)
     assert worker.step(timeout=0) is None and len(let_go) == 2
     said = [record for record in caplog.records if record.levelno >= logging.WARNING]
-    assert [(record.name, record.exc_info) for record in said] == [("gitfs.repo.housekeeping", None)]
+    assert [(record.name, record.exc_info) for record in said] == [("gitfs.repo.tidying.housekeeping", None)]
     assert "Too many open files" in said[0].getMessage()
 
 

@@ -1,4 +1,4 @@
-"""Layer 2: the remote's changes reach the working tree (gitfs/repo/worktree.py) through the
+"""Layer 2: the remote's changes reach the working tree (gitfs/repo/workdir/worktree.py) through the
 clone's root descriptor, never through a link, and a path the disk cannot hold is kept."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import shutil
 
 import pygit2
 
-from gitfs.repo import worktree
 from gitfs.repo.repository import Repository
+from gitfs.repo.workdir import worktree
 from helpers import git
 
 

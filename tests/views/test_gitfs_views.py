@@ -7,9 +7,9 @@ import os
 import pytest
 
 from gitfs.handles import HandleTable
-from gitfs.repo.days import CommitDays
+from gitfs.repo.history.days import CommitDays
+from gitfs.repo.history.versions import FileVersions
 from gitfs.repo.repository import Repository
-from gitfs.repo.versions import FileVersions
 from gitfs.views.commit_link import CommitLinkView
 from gitfs.views.generated_files import GeneratedFilesView
 from gitfs.views.versions import VersionsView

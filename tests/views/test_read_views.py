@@ -10,8 +10,8 @@ import pytest
 from mfusepy import FuseOSError
 
 from gitfs.handles import HandleTable
-from gitfs.repo.days import CommitDays
-from gitfs.repo.versions import FileVersions
+from gitfs.repo.history.days import CommitDays
+from gitfs.repo.history.versions import FileVersions
 from gitfs.routes import build_routes
 from gitfs.views.base import NS, statvfs_dict
 from gitfs.views.commit import CommitView

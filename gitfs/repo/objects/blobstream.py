@@ -27,7 +27,7 @@ import zlib
 from typing import Callable, Optional, Union
 
 from gitfs.repo.errors import GitCoreError
-from gitfs.repo.packindex import PACK_BLOB, PackIndexes
+from gitfs.repo.objects.packindex import PACK_BLOB, PackIndexes
 
 WINDOW = 4 << 20  # bytes of the blob kept behind the furthest read
 INPUT_SLACK = 4096  # compressed bytes offered beyond the bytes wanted out (block headers)

@@ -25,9 +25,9 @@ from typing import Optional, Protocol
 import pygit2
 
 from gitfs.repo import beneath, compat
+from gitfs.repo.commits.index_entry import add_with_stat
 from gitfs.repo.content_filter import PLAIN_GIT, Cleaner
 from gitfs.repo.filemodes import FILEMODE_BLOB, FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, GIT_DIR
-from gitfs.repo.index_entry import add_with_stat
 
 PATH_MAX = 4096  # bytes, with the terminating NUL
 

@@ -25,7 +25,7 @@ import pygit2
 from gitfs.repo.compat import SortMode, tree_entry
 from gitfs.repo.errors import local_write
 from gitfs.repo.filemodes import FILEMODE_BLOB, FILEMODE_EXEC
-from gitfs.repo.line_merge import merge_lines
+from gitfs.repo.merging.line_merge import merge_lines
 from gitfs.repo.repository import Repository
 
 log = logging.getLogger(__name__)

@@ -11,11 +11,11 @@ from typing import BinaryIO, Optional, cast
 import pygit2
 
 from gitfs.repo import compat
-from gitfs.repo.base import CloneBase
-from gitfs.repo.blobstream import BlobReader
 from gitfs.repo.content_filter import ContentReader, StoredContent
 from gitfs.repo.errors import GitCoreError, NotADirectory, PathNotFound
 from gitfs.repo.filemodes import BLOB_MODES, FILEMODE_LINK, FILEMODE_TREE
+from gitfs.repo.objects.base import CloneBase
+from gitfs.repo.objects.blobstream import BlobReader
 
 BLOB_SIZES = 16384  # blob sizes remembered by oid (a tree's unchanged files repeat across commits)
 

@@ -47,8 +47,8 @@ from typing import Callable, Optional
 
 import pygit2
 
-from gitfs.repo.commit_walk import first_parent_line
-from gitfs.repo.days import ID_BYTES, SHA_LENGTH, TWO_DIGITS, day_and_name, day_start
+from gitfs.repo.commits.commit_walk import first_parent_line
+from gitfs.repo.history.days import ID_BYTES, SHA_LENGTH, TWO_DIGITS, day_and_name, day_start
 from gitfs.repo.libgit2 import release_free_memory
 from gitfs.repo.repository import BLOB_MODES, Repository
 

@@ -12,12 +12,12 @@ from typing import Optional, cast
 
 import pygit2
 
+from gitfs.repo.commits.index_entry import add_with_stat
+from gitfs.repo.commits.refs import BranchRefs
 from gitfs.repo.compat import DeltaStatus
 from gitfs.repo.content_filter import FileEntry
 from gitfs.repo.errors import GitCoreError
-from gitfs.repo.index_entry import add_with_stat
-from gitfs.repo.reading import TreeReading, diff_trees, files_named
-from gitfs.repo.refs import BranchRefs
+from gitfs.repo.objects.reading import TreeReading, diff_trees, files_named
 
 _INCLUDE_COMMIT = 1 << 4  # GIT_ATTR_CHECK_INCLUDE_COMMIT; FILE_THEN_INDEX (0) before it
 # libgit2 reads a commit's .gitattributes for pygit2 1.13 and later; 1.11 (Debian 12) has

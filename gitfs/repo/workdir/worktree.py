@@ -36,12 +36,13 @@ from typing import BinaryIO, Optional, Protocol, cast
 
 import pygit2
 
-from gitfs.repo import beneath, compat, user_attributes
+from gitfs.repo import beneath, compat
+from gitfs.repo.commits.index_entry import add_with_stat
 from gitfs.repo.compat import DeltaStatus
 from gitfs.repo.errors import local_write
-from gitfs.repo.index_entry import add_with_stat
-from gitfs.repo.reading import diff_trees
+from gitfs.repo.objects.reading import diff_trees
 from gitfs.repo.repository import FILEMODE_BLOB, FILEMODE_COMMIT, FILEMODE_EXEC, FILEMODE_LINK, GIT_DIR, Repository
+from gitfs.repo.workdir import user_attributes
 
 log = logging.getLogger(__name__)
 

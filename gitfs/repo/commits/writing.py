@@ -10,12 +10,12 @@ from typing import Optional, cast
 
 import pygit2
 
-from gitfs.repo import staging
+from gitfs.repo.commits import staging
+from gitfs.repo.commits.refs import BranchRefs, branch_ref
 from gitfs.repo.compat import DeltaStatus, FileStatus
 from gitfs.repo.content_filter import Cleaner
 from gitfs.repo.errors import local_write
-from gitfs.repo.reading import files_named
-from gitfs.repo.refs import BranchRefs, branch_ref
+from gitfs.repo.objects.reading import files_named
 
 
 class IndexWriting(BranchRefs):
@@ -59,6 +59,13 @@ class IndexWriting(BranchRefs):
         index = self.index()
         with _undone_on_failure(index):
             staging.stage_everything(self.git, self.workdir, index, self.skipped, self.content_filter.cleaner)
+
+    @local_write()
+    def hold_back(self, paths: Iterable[str]) -> None:
+        """Put the index entries at `paths` (files) back as the branch holds them, however
+        they were staged: what the working tree holds there is not committed (staging.py)."""
+        tip = self.branch_tip()
+        staging.hold_back(self.git, self.index(), self.root_tree(tip) if tip is not None else None, sorted(paths))
 
     @local_write()
     def staged_changes(self) -> dict[str, str]:

@@ -24,13 +24,13 @@ from typing import Any, Callable, Optional, cast
 
 import pygit2
 
-from gitfs.repo.blobstream import ObjectFiles
 from gitfs.repo.content_filter import PLAIN_GIT, ContentFilter
 from gitfs.repo.filemodes import GIT_DIR
 from gitfs.repo.libgit2 import release_free_memory
-from gitfs.repo.parsed_trees import ParsedTrees, TreeSizes
+from gitfs.repo.objects.blobstream import ObjectFiles
+from gitfs.repo.objects.parsed_trees import ParsedTrees, TreeSizes
+from gitfs.repo.objects.skipped import SkippedPaths
 from gitfs.repo.refnames import branch_ref, remote_ref
-from gitfs.repo.skipped import SkippedPaths
 
 log = logging.getLogger(__name__)
 

@@ -7,10 +7,10 @@ from typing import Optional
 
 import pygit2
 
-from gitfs.repo import commit_walk
-from gitfs.repo.base import CloneBase
+from gitfs.repo.commits import commit_walk
 from gitfs.repo.compat import SortMode
 from gitfs.repo.errors import local_write
+from gitfs.repo.objects.base import CloneBase
 from gitfs.repo.refnames import branch_ref, remote_ref
 
 

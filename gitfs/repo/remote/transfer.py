@@ -32,8 +32,8 @@ from gitfs.repo.errors import (
     RemoteError,
 )
 from gitfs.repo.libgit2 import pack_settings
+from gitfs.repo.remote.server_text import redact_url, server_words
 from gitfs.repo.repository import GIT_DIR, REMOTE_NAME, Repository, branch_ref, remote_ref
-from gitfs.repo.server_text import redact_url, server_words
 
 __all__ = ["Credentials", "AuthenticationError", "HostKeyError", "RemoteUnreachable", "RepositoryNotFound",
            "BranchNotFound", "Transfer", "redact_url", "server_words", "server_lines", "clone", "fetch", "push"]
