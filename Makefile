@@ -7,7 +7,11 @@ PYTEST_ARGS ?=
 # Extra pip arguments, e.g. `make install PIP_ARGS=--break-system-packages` on Debian's python3.
 PIP_ARGS ?=
 # No cache provider: no .pytest_cache left in the tree (CI runs from a fresh, read-mostly clone).
-PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
+# A passed test's tmp_path is removed as it ends (tmp_path_retention_policy=failed, pytest 7.3):
+# a run leaves gigabytes (clones, mounts' files), which the next run would otherwise remove
+# at its start, before its first test.
+PYTEST_OPTIONS = -q -p no:cacheprovider -o tmp_path_retention_policy=failed
+PYTEST = $(PYTHON) -m pytest $(PYTEST_OPTIONS)
 
 .PHONY: deps install test test-stress coverage bench demo lint typecheck lint-tools man deb clean
 
@@ -61,7 +65,7 @@ COVERAGE = GITFS_COVERAGE_DATA=$(CURDIR)/build/coverage/data $(PYTHON) -m covera
 coverage: deps
 	@$(TOOLS) coverage
 	rm -rf build/coverage && mkdir -p build/coverage
-	@status=0; ($(call in_two_parts,$(COVERAGE) run -m pytest -q -p no:cacheprovider)) || status=$$?; \
+	@status=0; ($(call in_two_parts,$(COVERAGE) run -m pytest $(PYTEST_OPTIONS))) || status=$$?; \
 	$(COVERAGE) combine -q && $(COVERAGE) report && \
 	echo "coverage total: $$($(COVERAGE) report --format=total) %" && exit $$status
 
