@@ -102,7 +102,9 @@ def mount_gitfs(tmp_path):
                 raise AssertionError(f"gitfs exited with {process.returncode}: {output}\n{mount.log_text()}")
             return os.path.ismount(mount_point)
 
-        wait_for(ready, timeout=30, message="the mount")
+        # Up to 2 minutes: the first mount clones, and make test runs several tests at once
+        # (a clone of a thousand files, some of megabytes, took over 30 s among them).
+        wait_for(ready, timeout=120, message="the mount")
         return mount
 
     yield start

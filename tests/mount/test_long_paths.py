@@ -80,9 +80,10 @@ def test_relative_names_from_a_deep_folder_go_past_4095_bytes(remote, mount_gitf
     # 4,120 and 4,321 bytes below current/ are made, read, committed and pushed (FUSE hands
     # GitFS a node's whole path, which libfuse builds whatever its length).
     depth = 19  # 19 components of 200 bytes and their slashes: 3,819 bytes
-    steps = " && ".join([f"mkdir -p {COMPONENT} && cd {COMPONENT}"] * depth)
+    # cd -P: the shell's own cd would chdir to the whole logical path, the test's folder included.
+    steps = " && ".join([f"mkdir -p {COMPONENT} && cd -P {COMPONENT}"] * depth)
     short, far = "f" * 100, f"{'h' * 250}/{'g' * 50}"
-    script = (f"{steps} && mkdir -p {'e' * 200}/{'h' * 250} && cd {'e' * 200} && "
+    script = (f"{steps} && mkdir -p {'e' * 200}/{'h' * 250} && cd -P {'e' * 200} && "
               f"echo short > {short} && echo far > {far} && cat {short} {far} && stat -c %s {far}")
     mount = mount_gitfs(remote)
     native = tmp_path / "native"

@@ -24,7 +24,9 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("useradd")
 
 @pytest.fixture
 def other_user():
-    """An unprivileged local user, made for the test and removed after."""
+    """An unprivileged local user, made for the test and removed after. A test that uses it
+    is marked `serial`: useradd and userdel change /etc/passwd for the whole machine, and
+    refuse to run while another holds its lock."""
     name = f"gitfs-other-{uuid.uuid4().hex[:6]}"
     subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name], check=True)
     try:
@@ -53,6 +55,7 @@ def open_umask():
     os.umask(saved)
 
 
+@pytest.mark.serial
 def test_the_clone_gitfs_creates_is_private(remote, mount_gitfs, tmp_path, other_user, open_umask):
     clone = tmp_path / "state" / "clones" / "site"  # GitFS creates state/ and clones/ too
     open_parents(clone.parent.parent)
@@ -70,6 +73,7 @@ def test_the_clone_gitfs_creates_is_private(remote, mount_gitfs, tmp_path, other
     assert "can be read by other users" not in mount.log_text()
 
 
+@pytest.mark.serial
 def test_with_allow_other_the_mount_is_shared_the_clone_is_not(remote, mount_gitfs, tmp_path, other_user,
                                                                open_umask):
     open_parents(tmp_path / "mnt0")

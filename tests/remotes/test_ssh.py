@@ -8,6 +8,7 @@ keys (and the explicit opt-out); the server going away while mounted.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import subprocess
 from pathlib import Path
@@ -188,9 +189,13 @@ def test_server_stopped_while_mounted_then_back(remote, sshd, ssh_keys, mount_gi
 
 
 def test_scp_like_url(remote, ssh_keys, tmp_path_factory, mount_gitfs):
-    host = "127.0.0.2"
-    if port_open(host, 22):
-        pytest.skip("something already listens on 127.0.0.2:22 (scp-like URLs have no port)")
+    # scp-like URLs have no port: an address of the loopback network where nothing listens on
+    # port 22, chosen at random so that test runs side by side each have their own.
+    chooser = random.Random()
+    tried = [f"127.{chooser.randrange(1, 255)}.{chooser.randrange(256)}.{chooser.randrange(1, 255)}" for _ in range(20)]
+    host = next((address for address in tried if not port_open(address, 22)), None)
+    if host is None:
+        pytest.skip("something listens on port 22 of every loopback address tried (scp-like URLs have no port)")
     server = sshd_server(tmp_path_factory.mktemp("sshd"), ssh_keys, host=host, port=22)
     known = Path(os.environ["HOME"]) / ".ssh"
     known.mkdir(mode=0o700, exist_ok=True)
