@@ -11,6 +11,7 @@ a push, a fetch that brought changes, a failure).
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import logging.handlers
 import os
@@ -24,6 +25,7 @@ SYSLOG_FORMAT = "gitfs[%(process)d]: %(levelname)s %(threadName)s: %(message)s"
 STDERR_DESTINATIONS = ("-", "/dev/stdout", "/dev/stderr")
 
 _destination = "-"
+_crash_record = None  # the log file, opened for faulthandler
 
 
 class OneLineFormatter(logging.Formatter):
@@ -60,12 +62,33 @@ def configure(destination: str, level: str, *, foreground: bool) -> None:
             raise FatalError(f"cannot open the log file {destination}: {error.strerror} (option log)") from None
         handler.setFormatter(OneLineFormatter(FORMAT))
     _destination = destination
+    _record_crashes(destination)
     root.addHandler(handler)
     root.setLevel(level.upper())
     threading.excepthook = _log_thread_crash
     # mfusepy logs every errno it returns at debug level: keep that for debug=true only.
     logging.getLogger("fuse").setLevel(logging.DEBUG if level == "debug" else logging.WARNING)
     logging.getLogger("sh").setLevel(logging.WARNING)  # the git program run through sh: one line per process
+
+
+def _record_crashes(destination: str) -> None:
+    """A crash in C (a segmentation fault in a library) kills the daemon before any
+    handler runs: faulthandler writes every thread's stack to the log file (else to
+    stderr) from the signal itself, so that the log tells what the daemon was doing."""
+    global _crash_record
+    previous = _crash_record
+    _crash_record = None
+    if destination not in STDERR_DESTINATIONS and destination != "syslog":
+        try:
+            _crash_record = open(destination, "a", encoding="utf-8")  # noqa: SIM115 - kept for the process's life
+        except OSError:
+            _crash_record = None
+    try:
+        faulthandler.enable(_crash_record or sys.stderr, all_threads=True)
+    except (ValueError, OSError):  # a stderr without a descriptor (a test's capture)
+        pass
+    if previous is not None:
+        previous.close()
 
 
 def startup_error(message: str) -> None:

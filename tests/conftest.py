@@ -17,6 +17,7 @@ import contextlib
 import functools
 import os
 import resource
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -68,6 +69,9 @@ def clone(remote, tmp_path) -> Path:
     return clone_of(remote, tmp_path / "clone")
 
 
+CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE}
+
+
 @pytest.fixture
 def mount_gitfs(tmp_path):
     """Factory: mount_gitfs(remote, **options) -> Mount. Always unmounts; fails the
@@ -94,6 +98,7 @@ def mount_gitfs(tmp_path):
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         mount = Mount(remote, mount_point, repo_path, log, process)
         mount.expect_errors = expect_errors
+        mount.crashed_on_purpose = False
         mounts.append(mount)
 
         def ready():
@@ -111,16 +116,19 @@ def mount_gitfs(tmp_path):
 
     problems = []
     for mount in mounts:
-        if mount.process.poll() is None:
+        status = mount.process.poll()
+        stopped_here = status is None
+        if stopped_here:
             status = mount.stop()
-            if status != 0:
-                problems.append(f"gitfs exited with {status}")
         with contextlib.suppress(Exception):
             unmount(mount.path)
         text = mount.log_text()
         if mount.process.stdout is not None:  # stderr of the daemon: libfuse and Python crashes
             text += mount.process.stdout.read().decode(errors="replace")
-        if "Traceback" in text or (" ERROR " in text and not mount.expect_errors):
+        # A test may kill the daemon itself; a crash (the stacks end the log) is never the test's.
+        if (stopped_here and status != 0) or (-status in CRASH_SIGNALS and not mount.crashed_on_purpose):
+            problems.append(f"gitfs exited with {status}:\n{text}")
+        elif "Traceback" in text or (" ERROR " in text and not mount.expect_errors):
             problems.append(f"gitfs logged an error:\n{text}")
     if problems:
         pytest.fail("\n".join(problems))

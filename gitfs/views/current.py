@@ -113,7 +113,7 @@ class CurrentView(PassthroughView):
             return super().open(path, flags)
         with self.sync_state.mutation():
             # The kernel gives append offsets: O_APPEND would write them at the end again.
-            fd = beneath.open_beneath(self.root_fd, self._relative(path), flags & ~os.O_APPEND)
+            fd = self._open_named(self._relative(path), flags & ~os.O_APPEND)
             if flags & os.O_TRUNC:
                 self.failed_writes.truncated(path, 0)
             return self.handles.add(self._written(path, fd, flags))

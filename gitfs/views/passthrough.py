@@ -162,11 +162,22 @@ class PassthroughView(View):
             raise FuseOSError(errno.EROFS)
         relative = self._relative(path)
         with self.reading():
-            fd = beneath.open_beneath(self.root_fd, relative, flags)
+            fd = self._open_named(relative, flags)
             if self.worktree_filter.placeholder(relative, fd):  # an LFS object not had: never its pointer
                 os.close(fd)
                 raise FuseOSError(errno.EIO)
             return self.handles.add(OpenFile(path, fd=fd))
+
+    def _open_named(self, relative: str, flags: int) -> int:
+        """open_beneath for FUSE's open, which the kernel sends only for a name it holds.
+        Missing, the file went behind the kernel's back: the remote removed it and the
+        kernel is not told yet (that waits for the folder's lock, after the sync's freeze).
+        ESTALE has the kernel look the name up again and then do what a disk does: answer
+        ENOENT, or create the file for an O_CREAT it would otherwise fail."""
+        try:
+            return beneath.open_beneath(self.root_fd, relative, flags)
+        except FileNotFoundError:
+            raise FuseOSError(errno.ESTALE) from None
 
     def _fd(self, fh: int) -> int:
         """The descriptor of a file this view opened (every one of them has one)."""

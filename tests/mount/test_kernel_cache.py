@@ -80,6 +80,26 @@ def test_a_remote_folder_rename_and_deletion_show(remote, mount_gitfs):
     assert os.listdir(current / "old") == []
 
 
+def test_a_name_the_kernel_still_holds_for_a_removed_file_is_created_anew(remote, mount_gitfs):
+    """Between the sync's freeze and the moment the kernel is told to forget a removed name
+    (which takes the folder's lock, so it waits until FUSE calls may run again), the
+    kernel holds the name of a file that is gone. A program saving a file of that name
+    then must get a new file, not ENOENT. Here the window is held open: the file goes
+    from the working tree behind the kernel's back."""
+    remote.commit({"gone.txt": "gone\n", "kept.txt": "kept\n"}, "two files")
+    mount = mount_gitfs(remote, fetch_timeout=600)
+    for _ in range(2):
+        assert (mount.current / "gone.txt").read_text() == "gone\n"
+        assert (mount.current / "kept.txt").read_text() == "kept\n"
+    os.unlink(mount.repo_path / "gone.txt")
+    os.unlink(mount.repo_path / "kept.txt")
+    (mount.current / "gone.txt").write_text("back\n")  # open(O_WRONLY|O_CREAT|O_TRUNC)
+    assert (mount.current / "gone.txt").read_text() == "back\n"
+    assert (mount.repo_path / "gone.txt").read_text() == "back\n"
+    # Opened to read, the name ends as a missing file does: ENOENT, after one look.
+    assert errno_of(open, mount.current / "kept.txt", "rb") == errno.ENOENT
+
+
 def test_a_remote_file_replaced_by_a_folder_shows(remote, mount_gitfs):
     remote.commit({"thing": "a file\n"}, "file")
     mount = mount_gitfs(remote, fetch_timeout=FETCH_TIMEOUT)

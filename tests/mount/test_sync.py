@@ -8,8 +8,10 @@ hook runs; tests/sync covers the rejected-push handling.
 
 import json
 import os
+import signal
+import subprocess
 
-from helpers import commit_with, fetches, git, wait_for
+from helpers import commit_with, fetches, fusermount, git, wait_for
 
 
 def merges(remote):
@@ -187,6 +189,22 @@ def test_kill_9_with_uncommitted_changes_then_remount(remote, mount_gitfs):
     assert remote.show("testing") == b"edited, not committed\n"
     assert "me" not in remote.files()
     assert (again.current / "unsaved").read_text() == "on disk, not committed\n"
+
+
+def test_a_crash_leaves_every_threads_stack_in_the_log(remote, mount_gitfs):
+    """A segmentation fault (in libgit2, libfuse or Python itself) ends the daemon before
+    any handler of its own runs: what each thread was doing must still reach the log."""
+    mount = mount_gitfs(remote)
+    (mount.current / "testing").write_text("before the crash\n")
+    mount.crashed_on_purpose = True
+    mount.process.send_signal(signal.SIGSEGV)
+    assert mount.process.wait(timeout=30) == -signal.SIGSEGV
+    subprocess.run([fusermount(), "-u", "-z", str(mount.path)], capture_output=True)
+    log = mount.log_text()
+    assert "Fatal Python error: Segmentation fault" in log
+    crash = log[log.index("Fatal Python error"):]
+    for thread_code in ("sync_worker.py", "fetch_worker.py"):  # the workers' stacks, not only the main thread's
+        assert f"gitfs/sync/{thread_code}" in crash, crash
 
 
 def test_kill_9_leaving_a_stale_index_lock(remote, mount_gitfs):
