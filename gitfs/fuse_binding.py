@@ -245,8 +245,11 @@ class KernelCache:
       node id: `parents` maps a parent's mount path to its st_ino, which is the node id
       in libfuse's high-level API, read with lstat through the mount before the change).
 
-    Active between attach() (FUSE init, in a libfuse thread) and detach() (destroy);
-    a no-op outside, and on a libfuse without these calls.
+    Active between attach() (FUSE init, in a libfuse thread) and the end of libfuse's
+    loop (the mount is gone: its session has exited); a no-op outside, and on a libfuse
+    without these calls. Not until detach() (destroy): libfuse calls destroy only after
+    fuse_destroy has freed the node table that fuse_invalidate_path reads, and a sync
+    worker still notifying then read freed memory (a crash at unmount).
     """
 
     def __init__(self, mount_point: str):
@@ -254,7 +257,7 @@ class KernelCache:
         self._fuse: Optional[int] = None
         self._session: Optional[int] = None
         self._lock = threading.Lock()
-        self._invalidate_path = self._notify_inval_entry = None
+        self._invalidate_path = self._notify_inval_entry = self._session_exited = None
         library = getattr(mfusepy, "_libfuse", None)
         if mfusepy.fuse_version_major == 3 and library is not None and hasattr(library, "fuse_invalidate_path"):
             self._invalidate_path = library.fuse_invalidate_path
@@ -266,6 +269,9 @@ class KernelCache:
             self._notify_inval_entry = library.fuse_lowlevel_notify_inval_entry
             self._notify_inval_entry.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_char_p, ctypes.c_size_t]
             self._notify_inval_entry.restype = ctypes.c_int
+            self._session_exited = library.fuse_session_exited
+            self._session_exited.argtypes = [ctypes.c_void_p]
+            self._session_exited.restype = ctypes.c_int
 
     @property
     def active(self) -> bool:
@@ -285,6 +291,16 @@ class KernelCache:
         with self._lock:
             self._fuse = self._session = None
 
+    def _serving(self) -> bool:
+        """Under self._lock: attached, and libfuse's loop still runs (the session is freed
+        only after destroy, so asking it is safe while attached)."""
+        if self._session is None:
+            return False
+        if self._session_exited(self._session):
+            self._fuse = self._session = None
+            return False
+        return True
+
     def node_ids(self, paths: Iterable[str]) -> dict[str, int]:
         """{mount path: node id} of the folders among `paths` that exist now, read through the mount."""
         found: dict[str, int] = {}
@@ -299,9 +315,9 @@ class KernelCache:
 
     def invalidate(self, paths: Iterable[str]) -> None:
         with self._lock:
-            if self._fuse is None or self._invalidate_path is None:
-                return
             for path in paths:
+                if not self._serving():  # asked before each: the loop may end meanwhile
+                    return
                 self._invalidate_path(self._fuse, path.encode("utf-8", "surrogateescape"))
 
     def attributes(self, path: str) -> Optional[os.stat_result]:
@@ -327,12 +343,12 @@ class KernelCache:
 
     def forget_entries(self, parents: dict[str, int], removed: Iterable[str]) -> None:
         with self._lock:
-            if self._session is None or self._notify_inval_entry is None:
-                return
             for path in removed:
                 parent, name = path.rsplit("/", 1)
                 node = parents.get(parent or "/")
                 if node is None:
                     continue  # the kernel never looked into that folder
+                if not self._serving():
+                    return
                 encoded = name.encode("utf-8", "surrogateescape")
                 self._notify_inval_entry(self._session, node, encoded, len(encoded))

@@ -21,7 +21,7 @@ import mfusepy
 import pytest
 
 from gitfs.cache_policy import ATTRIBUTES, ENTRIES, PAGES
-from gitfs.fuse_binding import FUSE_CAP_READDIRPLUS_AUTO, FUSE_FILL_DIR_PLUS, FUSE_READDIR_PLUS, GitFSFUSE, fill_stat
+from gitfs.fuse_binding import FUSE_CAP_READDIRPLUS_AUTO, FUSE_FILL_DIR_PLUS, FUSE_READDIR_PLUS, GitFSFUSE, KernelCache, fill_stat
 from gitfs.router import Router
 from gitfs.views.base import StampedStat
 
@@ -87,8 +87,26 @@ def test_the_libfuse_calls_kernel_cache_makes():
     # KernelCache: the struct fuse * from the context, and libfuse 3's invalidation calls.
     assert "fuse" in {field[0] for field in mfusepy.fuse_context._fields_}
     for symbol in ("fuse_get_context", "fuse_invalidate_path", "fuse_get_session",
-                   "fuse_lowlevel_notify_inval_entry"):
+                   "fuse_lowlevel_notify_inval_entry", "fuse_session_exited"):
         assert hasattr(mfusepy._libfuse, symbol), symbol
+
+
+def test_the_kernel_cache_calls_libfuse_no_more_once_its_loop_has_ended():
+    """libfuse frees the node table fuse_invalidate_path reads before it calls destroy: from
+    the moment its session has exited (unmounted), nothing may reach libfuse any more."""
+    if mfusepy.fuse_version_major != 3:
+        pytest.skip("KernelCache notifies through libfuse 3 only")
+    calls, exited = [], []
+    kernel = KernelCache("/mnt")
+    kernel._invalidate_path = lambda fuse, path: calls.append(("invalidate", path)) or (
+        exited.append(1) if path == b"/current/b" else None)
+    kernel._notify_inval_entry = lambda session, node, name, size: calls.append(("forget", name))
+    kernel._session_exited = lambda session: len(exited)
+    kernel._fuse, kernel._session = 1, 2  # as attach() in FUSE init
+    kernel.invalidate(["/current/a", "/current/b", "/current/c"])  # the loop ends during b
+    kernel.forget_entries({"/current": 1}, ["/current/d"])
+    assert calls == [("invalidate", b"/current/a"), ("invalidate", b"/current/b")]
+    assert not kernel.active
 
 
 def test_the_readdir_callback_and_filler_prototypes():
