@@ -257,7 +257,10 @@ class KernelCache:
         self._fuse: Optional[int] = None
         self._session: Optional[int] = None
         self._lock = threading.Lock()
-        self._invalidate_path = self._notify_inval_entry = self._session_exited = None
+        # libfuse's functions (ctypes), None on a libfuse without them
+        self._invalidate_path: Any = None
+        self._notify_inval_entry: Any = None
+        self._session_exited: Any = None
         library = getattr(mfusepy, "_libfuse", None)
         if mfusepy.fuse_version_major == 3 and library is not None and hasattr(library, "fuse_invalidate_path"):
             self._invalidate_path = library.fuse_invalidate_path

@@ -21,7 +21,14 @@ import mfusepy
 import pytest
 
 from gitfs.cache_policy import ATTRIBUTES, ENTRIES, PAGES
-from gitfs.fuse_binding import FUSE_CAP_READDIRPLUS_AUTO, FUSE_FILL_DIR_PLUS, FUSE_READDIR_PLUS, GitFSFUSE, KernelCache, fill_stat
+from gitfs.fuse_binding import (
+    FUSE_CAP_READDIRPLUS_AUTO,
+    FUSE_FILL_DIR_PLUS,
+    FUSE_READDIR_PLUS,
+    GitFSFUSE,
+    KernelCache,
+    fill_stat,
+)
 from gitfs.router import Router
 from gitfs.views.base import StampedStat
 
