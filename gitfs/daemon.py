@@ -64,6 +64,7 @@ def _start(options: Options) -> int:
     repo = prepare_clone(options, credentials, CloneProgress(redact_url(options.remote_url)),
                          warn=logs.startup_warning, error=logs.startup_alarm)
     check_branch(repo)
+    logs.record_crashes_in(repo.git.path)
     ignore_rules = IgnoreRules(repo.path, default_ignore=options.default_ignore,
                                ignore_file=options.ignore_file, hard_ignore=options.hard_ignore)
     ignore_rules.install(repo.gitignore_paths())

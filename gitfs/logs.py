@@ -11,12 +11,14 @@ a push, a fetch that brought changes, a failure).
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import logging
 import logging.handlers
 import os
 import sys
 import threading
+from typing import Optional
 
 from gitfs.errors import FatalError
 
@@ -25,7 +27,8 @@ SYSLOG_FORMAT = "gitfs[%(process)d]: %(levelname)s %(threadName)s: %(message)s"
 STDERR_DESTINATIONS = ("-", "/dev/stdout", "/dev/stderr")
 
 _destination = "-"
-_crash_record = None  # the log file, opened for faulthandler
+_crash_record = None  # the file faulthandler writes a crash to
+CRASH_FILE = "crash.log"
 
 
 class OneLineFormatter(logging.Formatter):
@@ -74,13 +77,28 @@ def configure(destination: str, level: str, *, foreground: bool) -> None:
 def _record_crashes(destination: str) -> None:
     """A crash in C (a segmentation fault in a library) kills the daemon before any
     handler runs: faulthandler writes every thread's stack to the log file (else to
-    stderr) from the signal itself, so that the log tells what the daemon was doing."""
+    stderr) from the signal itself, so that the log tells what the daemon was doing.
+    Syslog takes no such writes: record_crashes_in() names a file once the clone is known."""
+    _crash_record_to(destination if destination not in STDERR_DESTINATIONS and destination != "syslog" else None)
+
+
+def record_crashes_in(git_dir: str) -> None:
+    """With the log in syslog, a crash's stacks go to git_dir/gitfs/crash.log (the clone's
+    own folder: a daemon's stderr is /dev/null)."""
+    if _destination == "syslog":
+        folder = os.path.join(git_dir, "gitfs")
+        with contextlib.suppress(OSError):
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+        _crash_record_to(os.path.join(folder, CRASH_FILE))
+
+
+def _crash_record_to(path: Optional[str]) -> None:
     global _crash_record
     previous = _crash_record
     _crash_record = None
-    if destination not in STDERR_DESTINATIONS and destination != "syslog":
+    if path is not None:
         try:
-            _crash_record = open(destination, "a", encoding="utf-8")  # noqa: SIM115 - kept for the process's life
+            _crash_record = open(path, "a", encoding="utf-8")  # noqa: SIM115 - kept for the process's life
         except OSError:
             _crash_record = None
     try:

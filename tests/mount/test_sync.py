@@ -11,7 +11,7 @@ import os
 import signal
 import subprocess
 
-from helpers import commit_with, fetches, fusermount, git, wait_for
+from helpers import commit_with, fetches, fusermount, git, gitfs_pids, run_gitfs, wait_for
 
 
 def merges(remote):
@@ -200,7 +200,27 @@ def test_a_crash_leaves_every_threads_stack_in_the_log(remote, mount_gitfs):
     mount.process.send_signal(signal.SIGSEGV)
     assert mount.process.wait(timeout=30) == -signal.SIGSEGV
     subprocess.run([fusermount(), "-u", "-z", str(mount.path)], capture_output=True)
-    log = mount.log_text()
+    assert_stacks(mount.log_text())
+
+
+def test_a_crash_of_a_daemon_logging_to_syslog_leaves_the_stacks_in_the_clone(remote, tmp_path):
+    """Mounted in the background (an fstab line) with the log in syslog, which takes no
+    writes from a signal handler, and stderr on /dev/null: the stacks go to the clone."""
+    mount_point, clone = tmp_path / "mnt", tmp_path / "clone"
+    mount_point.mkdir()
+    result = run_gitfs(remote.url, mount_point, "-o", f"repo_path={clone},log=syslog")
+    assert result.returncode == 0, result.stderr
+    try:
+        (mount_point / "current" / "testing").write_text("before the crash\n")
+        [pid] = gitfs_pids(mount_point)
+        os.kill(pid, signal.SIGSEGV)
+        wait_for(lambda: not gitfs_pids(mount_point), timeout=30, message="the daemon's end")
+    finally:
+        subprocess.run([fusermount(), "-u", "-z", str(mount_point)], capture_output=True)
+    assert_stacks((clone / ".git" / "gitfs" / "crash.log").read_text())
+
+
+def assert_stacks(log: str) -> None:
     assert "Fatal Python error: Segmentation fault" in log
     crash = log[log.index("Fatal Python error"):]
     for thread_code in ("sync_worker.py", "fetch_worker.py"):  # the workers' stacks, not only the main thread's
