@@ -118,6 +118,9 @@ class WorktreeForgetter:
         self.prefix = prefix  # "/current", or "" when current_path=/
         self.workdir = workdir  # the working tree the mount shows there
         self._written: set[str] = set()  # files told of since the last recheck
+        # Removed or replaced by another kind of thing, the kernel not yet told to forget the
+        # name (`rewritten` to `changed`): shown missing meanwhile (replaced_meanwhile).
+        self._replaced: frozenset[str] = frozenset()
 
     def _mount_path(self, relative: str) -> str:
         relative = relative.strip("/")
@@ -127,12 +130,27 @@ class WorktreeForgetter:
         """A hard link's other names ("/d/f"), from the FUSE call that changed the file."""
         self.kernel.invalidate_while_serving([self._mount_path(path) for path in paths])
 
-    def rewritten(self, paths: Collection[str]) -> None:
+    def rewritten(self, paths: Collection[str], replaced: Collection[str] = ()) -> None:
         """Under SyncState.frozen(), right after the working tree changed: the attributes
         and pages of `paths` and their folders, before a program's next call can use them
         (an append's offset comes from the size the kernel holds). fuse_invalidate_path
-        takes no folder lock, so no FUSE call waiting for the freeze holds one it needs."""
+        takes no folder lock, so no FUSE call waiting for the freeze holds one it needs.
+        The names in `replaced` show missing until changed() has the kernel forget them."""
+        self._replaced = frozenset(path.strip("/") for path in replaced)
         self.kernel.invalidate(self._mount_path(path) for path in sorted(_with_parents(paths)))
+
+    def replaced_meanwhile(self, relative: str) -> bool:
+        """Whether `relative` ("d/f") names what the sync removed or replaced by another kind
+        of thing (a file by a folder) while the kernel still holds the old name: forgetting
+        it takes the folder's lock, so it waits for the end of the freeze. Until then the
+        kernel may send GETATTR for the old file's node, and attributes of another kind of
+        thing would make it fail that node with EIO for good; "missing" instead is what a
+        program sees of a change made in two steps (removed, then made again)."""
+        return relative in self._replaced
+
+    def settled(self) -> None:
+        """The sync failed between rewritten() and changed(): nothing shows missing any more."""
+        self._replaced = frozenset()
 
     def changed(self, paths: Collection[str], removed: Collection[str]) -> None:
         """A remote change landed: `paths` written or removed, `removed` gone or replaced
@@ -147,6 +165,7 @@ class WorktreeForgetter:
         nodes = self.kernel.node_ids(self._mount_path(folder) for folder in folders)
         self.kernel.forget_entries(nodes, [self._mount_path(path) for path in tops])
         self.kernel.invalidate(self._mount_path(path) for path in sorted(_with_parents(paths)))
+        self._replaced = frozenset()
         self._written |= {path.strip("/") for path in paths} - gone
 
     def recheck(self) -> list[str]:

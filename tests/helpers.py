@@ -224,8 +224,11 @@ class KernelNotes:
         self.stale: list[str] = []  # what the next recheck finds the kernel showing as it was
         self.rewritten_told: list[set[str]] = []  # told under the freeze
 
-    def rewritten(self, paths) -> None:
+    def rewritten(self, paths, replaced=()) -> None:
         self.rewritten_told.append(set(paths))
+
+    def settled(self) -> None:
+        pass
 
     def changed(self, paths, removed) -> None:
         self.told.append((set(paths), list(removed)))

@@ -412,9 +412,13 @@ class SyncCycle:
         removed = apply_changes(self.repo, changes)
         # Before any FUSE call may act on them: an append's offset is the size the kernel
         # holds, and the old one would have it write over the lines that just came in.
-        self.kernel.rewritten(changes.paths())
-        self.repo.set_branch_tip(new_tip, message)
-        self._follow_gitignores(changes.paths())
+        self.kernel.rewritten(changes.paths(), removed)
+        try:
+            self.repo.set_branch_tip(new_tip, message)
+            self._follow_gitignores(changes.paths())
+        except BaseException:
+            self.kernel.settled()  # no _applied() follows
+            raise
         return Applied(paths=changes.paths(), removed=removed)
 
     # -- following the remote: shared by the read-write and the read-only cycle --------
@@ -452,7 +456,7 @@ class SyncCycle:
                                             [path for path in paths if not _under(path, local)])
                 if rewritten:
                     removed = rewrite(self.repo, self.repo.root_tree(tip), rewritten)
-                    self.kernel.rewritten(rewritten)
+                    self.kernel.rewritten(rewritten, removed)
         if rewritten:
             self._say_differing("the working tree", rewritten)
             self.kernel.changed(set(rewritten), removed)

@@ -25,6 +25,11 @@ class KernelAttributes(Protocol):
         ("/d/f"); called while serving a FUSE call."""
         ...
 
+    def replaced_meanwhile(self, relative: str) -> bool:
+        """Whether the kernel may still hold the name `relative` ("d/f") for what the sync
+        just removed or replaced by another kind of thing (cache_policy.WorktreeForgetter)."""
+        ...
+
 
 def same_file_names(folder_fd: int, folder: str, file: os.stat_result) -> list[str]:
     """The paths ("/d/f", folder being "/d" or "") of the names in the folder that name `file`."""

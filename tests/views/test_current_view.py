@@ -14,6 +14,7 @@ import time
 import pytest
 from mfusepy import FuseOSError
 
+from gitfs.cache_policy import WorktreeForgetter
 from gitfs.handles import HandleTable
 from gitfs.sync.jobs import CommitJob
 from gitfs.sync.state import SyncState
@@ -666,3 +667,28 @@ def test_a_failed_rename_puts_the_placeholder_back(view, clone, jobs):
     assert raised.value.errno == errno.EINVAL
     assert (clone / "src/inner/.keep").is_file()
     assert queued(jobs) == []
+
+
+def test_a_name_the_sync_replaced_shows_missing_until_the_kernel_forgot_it(clone, jobs, handles, tmp_path):
+    """The kernel may ask the attributes of the old file's node for a name whose file the
+    sync just replaced by a folder: the folder's would have it fail that node with EIO."""
+    class Kernel:
+        active = True
+
+        def invalidate(self, paths):
+            list(paths)
+
+        def node_ids(self, paths):
+            return {}
+
+        def forget_entries(self, parents, removed):
+            pass
+
+    (clone / "thing").mkdir()
+    forgetter = WorktreeForgetter(Kernel(), "", str(clone))
+    view = CurrentView(OWNER, str(clone), handles, SyncState(idle_after=60, freeze_timeout=0.2), jobs,
+                       max_size=MiB, kernel=forgetter)
+    forgetter.rewritten({"thing"}, ["thing"])
+    assert errno_of(view.getattr, "/thing") == errno.ENOENT
+    forgetter.changed({"thing"}, ["thing"])
+    assert stat.S_ISDIR(view.getattr("/thing")["st_mode"])

@@ -60,3 +60,17 @@ def test_a_file_the_kernel_shows_as_it_was_is_told_again_once(tmp_path):
     assert forgetter.recheck() == ["theirs.txt"]
     assert kernel.invalidated == [["/current/theirs.txt"]]
     assert forgetter.recheck() == []  # compared once: told again, and left to the kernel
+
+
+def test_a_replaced_name_shows_missing_from_the_freeze_until_the_kernel_is_told_to_forget_it(tmp_path):
+    kernel = Kernel({})
+    forgetter = WorktreeForgetter(kernel, "/current", str(tmp_path))
+    forgetter.rewritten({"thing", "thing/inside", "gone.txt"}, ["thing", "gone.txt"])
+    assert forgetter.replaced_meanwhile("thing") and forgetter.replaced_meanwhile("gone.txt")
+    assert not forgetter.replaced_meanwhile("thing/inside")
+    forgetter.changed({"thing", "thing/inside", "gone.txt"}, ["thing", "gone.txt"])
+    assert kernel.forgotten == ["/current/gone.txt", "/current/thing"]
+    assert not forgetter.replaced_meanwhile("thing")
+    forgetter.rewritten({"other"}, ["other"])
+    forgetter.settled()  # the sync failed before changed()
+    assert not forgetter.replaced_meanwhile("other")

@@ -73,11 +73,16 @@ def tree_changes(repo: Repository, old_tree: pygit2.Oid | None, new_tree: pygit2
 class WorktreeKernelView(Protocol):
     """What the kernel caches of the working tree, told of changes made behind its back."""
 
-    def rewritten(self, paths: Collection[str]) -> None:
+    def rewritten(self, paths: Collection[str], replaced: Collection[str] = ()) -> None:
         """`paths` were just written or removed, while no FUSE call changes anything
         (SyncState.frozen()): the kernel drops the attributes and pages of each and of
         their folders. Never a name: that takes a folder's lock, which a FUSE call waiting
-        for the freeze to end may hold."""
+        for the freeze to end may hold; `replaced` (from apply_changes) show missing
+        until changed()."""
+        ...
+
+    def settled(self) -> None:
+        """The change failed after rewritten(): changed() will not come for it."""
         ...
 
     def changed(self, paths: Collection[str], removed: Collection[str]) -> None:
