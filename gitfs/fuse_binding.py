@@ -24,6 +24,7 @@ import ctypes
 import functools
 import logging
 import os
+import select
 import threading
 from collections.abc import Iterable
 from typing import Any, Optional
@@ -228,6 +229,16 @@ class GitFSFUSE(mfusepy.FUSE):
             return 0
 
 
+def _disconnected(fd: int) -> bool:
+    """Whether a /dev/fuse descriptor no longer serves a mount: closed (-1), or the kernel
+    has ended its connection (unmounted, aborted), which poll reports as POLLERR."""
+    if fd < 0:
+        return True
+    poller = select.poll()
+    poller.register(fd, 0)  # no event asked: only POLLERR, POLLHUP, POLLNVAL come back
+    return any(events & (select.POLLERR | select.POLLNVAL) for _fd, events in poller.poll(0))
+
+
 class KernelCache:
     """What the kernel caches of the mount, told about the changes GitFS makes behind
     its back (libfuse 3's notifications, from a thread that serves no FUSE request,
@@ -245,11 +256,11 @@ class KernelCache:
       node id: `parents` maps a parent's mount path to its st_ino, which is the node id
       in libfuse's high-level API, read with lstat through the mount before the change).
 
-    Active between attach() (FUSE init, in a libfuse thread) and the end of libfuse's
-    loop (the mount is gone: its session has exited); a no-op outside, and on a libfuse
-    without these calls. Not until detach() (destroy): libfuse calls destroy only after
-    fuse_destroy has freed the node table that fuse_invalidate_path reads, and a sync
-    worker still notifying then read freed memory (a crash at unmount).
+    Active between attach() (FUSE init, in a libfuse thread) and the unmount (asked
+    before every notification); a no-op outside, and on a libfuse without these calls.
+    Not until detach() (destroy): libfuse calls destroy only after fuse_destroy has freed
+    the node table that fuse_invalidate_path reads, and a sync worker still notifying
+    then read freed memory (a crash at unmount).
     """
 
     def __init__(self, mount_point: str):
@@ -261,6 +272,7 @@ class KernelCache:
         self._invalidate_path: Any = None
         self._notify_inval_entry: Any = None
         self._session_exited: Any = None
+        self._session_fd: Any = None
         library = getattr(mfusepy, "_libfuse", None)
         if mfusepy.fuse_version_major == 3 and library is not None and hasattr(library, "fuse_invalidate_path"):
             self._invalidate_path = library.fuse_invalidate_path
@@ -275,6 +287,9 @@ class KernelCache:
             self._session_exited = library.fuse_session_exited
             self._session_exited.argtypes = [ctypes.c_void_p]
             self._session_exited.restype = ctypes.c_int
+            self._session_fd = library.fuse_session_fd
+            self._session_fd.argtypes = [ctypes.c_void_p]
+            self._session_fd.restype = ctypes.c_int
 
     @property
     def active(self) -> bool:
@@ -295,11 +310,14 @@ class KernelCache:
             self._fuse = self._session = None
 
     def _serving(self) -> bool:
-        """Under self._lock: attached, and libfuse's loop still runs (the session is freed
-        only after destroy, so asking it is safe while attached)."""
+        """Under self._lock: attached, and the mount still there. libfuse frees the session
+        only after destroy, so asking it is safe while attached; its node table goes first,
+        once the loop has ended and the mount is gone, and that is what this tells: the
+        kernel has dropped the connection (/dev/fuse polls POLLERR), libfuse has closed it
+        (fd -1), or its loop is ending (a flag libfuse clears again once the loop is over)."""
         if self._session is None:
             return False
-        if self._session_exited(self._session):
+        if self._session_exited(self._session) or _disconnected(self._session_fd(self._session)):
             self._fuse = self._session = None
             return False
         return True

@@ -15,6 +15,7 @@ import ctypes
 import errno
 import gc
 import inspect
+import os
 import stat
 
 import mfusepy
@@ -27,6 +28,7 @@ from gitfs.fuse_binding import (
     FUSE_READDIR_PLUS,
     GitFSFUSE,
     KernelCache,
+    _disconnected,
     fill_stat,
 )
 from gitfs.router import Router
@@ -94,7 +96,7 @@ def test_the_libfuse_calls_kernel_cache_makes():
     # KernelCache: the struct fuse * from the context, and libfuse 3's invalidation calls.
     assert "fuse" in {field[0] for field in mfusepy.fuse_context._fields_}
     for symbol in ("fuse_get_context", "fuse_invalidate_path", "fuse_get_session",
-                   "fuse_lowlevel_notify_inval_entry", "fuse_session_exited"):
+                   "fuse_lowlevel_notify_inval_entry", "fuse_session_exited", "fuse_session_fd"):
         assert hasattr(mfusepy._libfuse, symbol), symbol
 
 
@@ -108,12 +110,37 @@ def test_the_kernel_cache_calls_libfuse_no_more_once_its_loop_has_ended():
     kernel._invalidate_path = lambda fuse, path: calls.append(("invalidate", path)) or (
         exited.append(1) if path == b"/current/b" else None)
     kernel._notify_inval_entry = lambda session, node, name, size: calls.append(("forget", name))
-    kernel._session_exited = lambda session: len(exited)
-    kernel._fuse, kernel._session = 1, 2  # as attach() in FUSE init
-    kernel.invalidate(["/current/a", "/current/b", "/current/c"])  # the loop ends during b
-    kernel.forget_entries({"/current": 1}, ["/current/d"])
+    kernel._session_exited = lambda session: 0  # libfuse clears it again once its loop is over
+    read_end, write_end = os.pipe()  # the session's descriptor, connected until the unmount
+    kernel._session_fd = lambda session: -1 if exited else read_end
+    try:
+        kernel._fuse, kernel._session = 1, 2  # as attach() in FUSE init
+        kernel.invalidate(["/current/a", "/current/b", "/current/c"])  # unmounted during b
+        kernel.forget_entries({"/current": 1}, ["/current/d"])
+    finally:
+        os.close(read_end)
+        os.close(write_end)
     assert calls == [("invalidate", b"/current/a"), ("invalidate", b"/current/b")]
     assert not kernel.active
+
+
+def test_a_fuse_descriptor_without_a_mount_counts_as_disconnected():
+    """What the kernel answers poll on /dev/fuse with once the connection is gone (here: none
+    was ever made); the descriptor libfuse sets to -1 when it unmounts."""
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("/dev/fuse is missing")
+    fd = os.open("/dev/fuse", os.O_RDWR)
+    try:
+        assert _disconnected(fd)
+    finally:
+        os.close(fd)
+    assert _disconnected(-1)
+    read_end, write_end = os.pipe()
+    try:
+        assert not _disconnected(read_end)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
 
 
 def test_the_readdir_callback_and_filler_prototypes():
