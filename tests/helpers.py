@@ -223,9 +223,11 @@ class KernelNotes:
         self.told: list[tuple[set[str], list[str]]] = []
         self.stale: list[str] = []  # what the next recheck finds the kernel showing as it was
         self.rewritten_told: list[set[str]] = []  # told under the freeze
+        self.replaced_told: list[set[str]] = []  # shown missing until `changed` (under the freeze)
 
     def rewritten(self, paths, replaced=()) -> None:
         self.rewritten_told.append(set(paths))
+        self.replaced_told.append(set(replaced))
 
     def settled(self) -> None:
         pass

@@ -38,6 +38,7 @@ from gitfs.repo.workdir.worktree import (
     WorktreeKernelView,
     apply_changes,
     differing_paths,
+    named_in,
     rewrite,
     tree_changes,
 )
@@ -412,7 +413,9 @@ class SyncCycle:
         removed = apply_changes(self.repo, changes)
         # Before any FUSE call may act on them: an append's offset is the size the kernel
         # holds, and the old one would have it write over the lines that just came in.
-        self.kernel.rewritten(changes.paths(), removed)
+        # The names the kernel may hold of what was there before show missing meanwhile (a
+        # new file among `removed` is not one of them: it shows as soon as it is written).
+        self.kernel.rewritten(changes.paths(), named_in(self.repo, old_tree, removed))
         try:
             self.repo.set_branch_tip(new_tip, message)
             self._follow_gitignores(changes.paths())
@@ -456,7 +459,7 @@ class SyncCycle:
                                             [path for path in paths if not _under(path, local)])
                 if rewritten:
                     removed = rewrite(self.repo, self.repo.root_tree(tip), rewritten)
-                    self.kernel.rewritten(rewritten, removed)
+                    self.kernel.rewritten(rewritten)
         if rewritten:
             self._say_differing("the working tree", rewritten)
             self.kernel.changed(set(rewritten), removed)

@@ -218,6 +218,9 @@ def test_the_kernel_is_told_what_the_remote_s_change_replaced(rig):
     # a forgotten name's new node would take a reply read from the old file as current.
     assert "testing" not in removed
     assert rig.kernel.rewritten_told == [paths]  # their attributes first, under the freeze
+    # Nothing stood there before: no name to hide until the kernel is told (the new file
+    # shows at once, with the rest of their change).
+    assert rig.kernel.replaced_told == [set()]
     rig.cycle.run()  # nothing new: nothing to tell
     assert len(rig.kernel.told) == 1 and len(rig.kernel.rewritten_told) == 1
 
@@ -236,6 +239,9 @@ def test_a_file_the_remote_turns_into_a_link_or_a_folder_loses_its_name(rig):
     assert os.readlink(os.path.join(rig.path, "testing")) == "me"
     ((_paths, removed),) = rig.kernel.told
     assert {"testing", "me"} <= set(removed)
+    # Missing from the freeze until the kernel forgot them: never the other kind's attributes
+    # for the node the kernel holds (EIO); the file new inside the new folder is not hidden.
+    assert rig.kernel.replaced_told == [{"testing", "me"}]
 
 
 class StaleOnce(Repository):

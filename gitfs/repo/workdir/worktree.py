@@ -207,6 +207,21 @@ def _holds(repo: Repository, root: int, path: str, entry: Optional[pygit2.Object
         return pygit2.hash(handle.read(CHECKED_BYTES + 1)) == entry.id
 
 
+def named_in(repo: Repository, tree: Optional[pygit2.Oid], paths: Collection[str]) -> list[str]:
+    """Those of `paths` that `tree` has (a file, a link or a folder)."""
+    if tree is None:
+        return []
+    root_tree = cast(pygit2.Tree, repo.git[tree])
+    found = []
+    for path in paths:
+        try:
+            compat.tree_entry(root_tree, path)
+        except KeyError:
+            continue
+        found.append(path)
+    return found
+
+
 def rewrite(repo: Repository, tree: pygit2.Oid, paths: Collection[str]) -> list[str]:
     """Write `paths` as `tree` holds them (removed where it lacks them), as apply_changes
     does; the paths removed or replaced."""
