@@ -223,8 +223,11 @@ def test_a_crash_of_a_daemon_logging_to_syslog_leaves_the_stacks_in_the_clone(re
 def assert_stacks(log: str) -> None:
     assert "Fatal Python error: Segmentation fault" in log
     crash = log[log.index("Fatal Python error"):]
-    for thread_code in ("sync_worker.py", "fetch_worker.py"):  # the workers' stacks, not only the main thread's
-        assert f"gitfs/sync/{thread_code}" in crash, crash
+    # Several threads' stacks, in GitFS's code. faulthandler writes them from the signal
+    # handler as it finds them, and stops at a thread whose frames are being changed at that
+    # instant ("File ???"): which threads come before that one is chance, so none is named.
+    assert crash.count("(most recent call first)") >= 2, crash
+    assert "/gitfs/" in crash, crash
 
 
 def test_kill_9_leaving_a_stale_index_lock(remote, mount_gitfs):
