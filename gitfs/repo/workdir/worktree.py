@@ -77,8 +77,8 @@ class WorktreeKernelView(Protocol):
         """`paths` were just written or removed, while no FUSE call changes anything
         (SyncState.frozen()): the kernel drops the attributes and pages of each and of
         their folders. Never a name: that takes a folder's lock, which a FUSE call waiting
-        for the freeze to end may hold; `replaced` (from apply_changes) show missing
-        until changed()."""
+        for the freeze to end may hold. `replaced`: names of what stood there before and
+        was removed or replaced by another kind of thing; they show missing until changed()."""
         ...
 
     def settled(self) -> None:
