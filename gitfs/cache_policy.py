@@ -136,17 +136,18 @@ class WorktreeForgetter:
         (an append's offset comes from the size the kernel holds). fuse_invalidate_path
         takes no folder lock, so no FUSE call waiting for the freeze holds one it needs.
         The names in `replaced` show missing until changed() has the kernel forget them."""
-        self._replaced = frozenset(path.strip("/") for path in replaced)
+        self._replaced = frozenset("/" + path.strip("/") for path in replaced)
         self.kernel.invalidate(self._mount_path(path) for path in sorted(_with_parents(paths)))
 
-    def replaced_meanwhile(self, relative: str) -> bool:
-        """Whether `relative` ("d/f") names what the sync removed or replaced by another kind
-        of thing (a file by a folder) while the kernel still holds the old name: forgetting
-        it takes the folder's lock, so it waits for the end of the freeze. Until then the
-        kernel may send GETATTR for the old file's node, and attributes of another kind of
-        thing would make it fail that node with EIO for good; "missing" instead is what a
-        program sees of a change made in two steps (removed, then made again)."""
-        return relative in self._replaced
+    def replaced_meanwhile(self, path: str) -> bool:
+        """Whether `path` ("/d/f", as current/'s view is given it) names what the sync
+        removed or replaced by another kind of thing (a file by a folder) while the kernel
+        still holds the old name: forgetting it takes the folder's lock, so it waits for the
+        end of the freeze. Until then the kernel may send GETATTR for the old file's node,
+        and attributes of another kind of thing would make it fail that node with EIO for
+        good; "missing" instead is what a program sees of a change made in two steps
+        (removed, then made again)."""
+        return path in self._replaced
 
     def settled(self) -> None:
         """The sync failed between rewritten() and changed(): nothing shows missing any more."""

@@ -25,7 +25,7 @@ from gitfs.mount import Mount
 from gitfs.options import Options
 from gitfs.privacy import check_secret_files
 from gitfs.progress import CloneProgress
-from gitfs.repo import libgit2
+from gitfs.repo import libgit2, private_dirs
 from gitfs.repo.errors import SettingError
 from gitfs.repo.remote.transfer import redact_url
 from gitfs.repo.workdir.ignore import IgnoreRules
@@ -64,7 +64,7 @@ def _start(options: Options) -> int:
     repo = prepare_clone(options, credentials, CloneProgress(redact_url(options.remote_url)),
                          warn=logs.startup_warning, error=logs.startup_alarm)
     check_branch(repo)
-    logs.record_crashes_in(repo.git.path)
+    logs.record_crashes_in(private_dirs.state_folder(repo.git.path))
     ignore_rules = IgnoreRules(repo.path, default_ignore=options.default_ignore,
                                ignore_file=options.ignore_file, hard_ignore=options.hard_ignore)
     ignore_rules.install(repo.gitignore_paths())

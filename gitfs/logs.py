@@ -82,13 +82,10 @@ def _record_crashes(destination: str) -> None:
     _crash_record_to(destination if destination not in STDERR_DESTINATIONS and destination != "syslog" else None)
 
 
-def record_crashes_in(git_dir: str) -> None:
-    """With the log in syslog, a crash's stacks go to git_dir/gitfs/crash.log (the clone's
-    own folder: a daemon's stderr is /dev/null)."""
+def record_crashes_in(folder: str) -> None:
+    """With the log in syslog, a crash's stacks go to folder/crash.log (the clone's own
+    folder for GitFS's records: a daemon's stderr is /dev/null)."""
     if _destination == "syslog":
-        folder = os.path.join(git_dir, "gitfs")
-        with contextlib.suppress(OSError):
-            os.makedirs(folder, mode=0o700, exist_ok=True)
         _crash_record_to(os.path.join(folder, CRASH_FILE))
 
 
@@ -97,10 +94,8 @@ def _crash_record_to(path: Optional[str]) -> None:
     previous = _crash_record
     _crash_record = None
     if path is not None:
-        try:
+        with contextlib.suppress(OSError):
             _crash_record = open(path, "a", encoding="utf-8")  # noqa: SIM115 - kept for the process's life
-        except OSError:
-            _crash_record = None
     try:
         faulthandler.enable(_crash_record or sys.stderr, all_threads=True)
     except (ValueError, OSError):  # a stderr without a descriptor (a test's capture)

@@ -25,6 +25,18 @@ def make_private_dirs(path: str) -> None:
         os.chmod(folder, PRIVATE_DIR_MODE)  # mkdir's mode is masked by the umask
 
 
+def state_folder(git_dir: str) -> str:
+    """git_dir/gitfs/: GitFS's own records in a clone (the conflicts log, the failed writes,
+    a crash's stacks), made 0700 if missing and if it can be: a caller whose write then
+    fails says so in its own words."""
+    folder = os.path.join(git_dir, "gitfs")
+    try:
+        make_private_dirs(folder)
+    except OSError:
+        pass
+    return folder
+
+
 def open_to_others(path: str) -> bool:
     """Whether users other than the owner may enter path: it and every folder above it
     let group or others through (a 0700 home keeps a 0755 folder in it private)."""

@@ -47,6 +47,8 @@ import time
 from collections.abc import Iterable
 from typing import Optional
 
+from gitfs.repo import private_dirs
+
 log = logging.getLogger(__name__)
 
 # What a write can fail with that leaves the file incomplete (EBUSY, EINTR... write nothing).
@@ -267,7 +269,4 @@ class FailedWrites:
 
 def record_in(git_dir: str) -> str:
     """Where a clone keeps its list: git_dir/gitfs/, beside GitFS's record of conflicts."""
-    folder = os.path.join(git_dir, "gitfs")
-    with contextlib.suppress(OSError):
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-    return os.path.join(folder, "failed-writes.json")
+    return os.path.join(private_dirs.state_folder(git_dir), "failed-writes.json")

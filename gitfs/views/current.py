@@ -111,7 +111,7 @@ class CurrentView(PassthroughView):
     def getattr(self, path, fh=None):
         # libfuse's high-level API asks getattr for a lookup as well as for a node's
         # attributes: either way, missing until the kernel has forgotten the old name.
-        if fh is None and self.kernel is not None and self.kernel.replaced_meanwhile(self._relative(path)):
+        if fh is None and self.kernel is not None and self.kernel.replaced_meanwhile(path):
             raise FuseOSError(errno.ENOENT)
         return super().getattr(path, fh)
 

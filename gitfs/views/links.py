@@ -25,8 +25,8 @@ class KernelAttributes(Protocol):
         ("/d/f"); called while serving a FUSE call."""
         ...
 
-    def replaced_meanwhile(self, relative: str) -> bool:
-        """Whether the kernel may still hold the name `relative` ("d/f") for what the sync
+    def replaced_meanwhile(self, path: str) -> bool:
+        """Whether the kernel may still hold the name `path` ("/d/f") for what the sync
         just removed or replaced by another kind of thing (cache_policy.WorktreeForgetter)."""
         ...
 

@@ -24,6 +24,7 @@ from typing import Callable, Optional
 
 import pygit2
 
+from gitfs.repo import private_dirs
 from gitfs.repo.errors import GitCoreError, local_write
 from gitfs.repo.repository import BLOB_MODES, Repository
 
@@ -101,7 +102,7 @@ class ConflictLog:
         return [entry for number, entry in enumerate(entries) if number >= first_counted or entry.timestamp >= recent]
 
     def _save(self) -> None:
-        os.makedirs(os.path.dirname(self._file), exist_ok=True)
+        private_dirs.make_private_dirs(os.path.dirname(self._file))
         temporary = self._file + ".tmp"
         with open(temporary, "w", encoding="utf-8") as handle:
             json.dump([asdict(entry) for entry in self._entries], handle, indent=0)
