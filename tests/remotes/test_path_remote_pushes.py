@@ -1,8 +1,9 @@
 """Pushes of several clones to one path remote at once (mounts of one machine, or of a
-team sharing a bare repository on a network disk): libgit2's local transport checks that
-the push is a fast-forward when it connects and writes the branch by force afterwards, so
-two pushes at once could each be told they succeeded while the second overwrote the
-first. Every push said to be taken must be in the remote's history at the end."""
+team sharing a bare repository on a network disk), GitFS's and a colleague's git: libgit2's
+local transport checks that the push is a fast-forward when it connects and writes the
+branch by force afterwards, so two pushes at once could each be told they succeeded while
+the second overwrote the first. Every push said to be taken must be in the remote's
+history at the end."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import multiprocessing
 import os
 
 import pygit2
+import pytest
 
 from gitfs.repo.errors import PushRejected
 from gitfs.repo.remote import transfer as remote_ops
@@ -61,3 +63,28 @@ def test_pushes_at_once_to_a_path_remote_never_overwrite_each_other(remote, tmp_
     assert sum(len(oids) for oids in taken.values()) > PUSHES  # pushes did meet
     assert not any(lost.values()), lost
     assert not os.path.exists(os.path.join(remote.bare, "refs", "heads", f"{remote.branch}.lock"))
+
+
+def test_a_colleague_s_git_push_during_the_mount_s_push_is_never_overwritten(remote, tmp_path):
+    """A colleague pushes with git (receive-pack, not GitFS's lock) while GitFS's push to the
+    path remote is under way, after it looked at the remote's branch: GitFS must be told
+    the branch moved, never take the push and drop the colleague's commit."""
+    remote.commit({"theirs.txt": "line 1\n"}, "first")
+    repo = Repository(str(clone_of(remote, tmp_path / "clone")), remote.branch)
+    remote_ops.fetch(repo, remote_ops.Credentials())
+    git = repo.git
+    tip = repo.remote_tip()
+    tree = git.TreeBuilder(git[tip].peel(pygit2.Tree))
+    tree.insert("mine.txt", git.create_blob(b"mine\n"), pygit2.GIT_FILEMODE_BLOB)
+    repo.set_branch_tip(git.create_commit(None, SIGNATURE, SIGNATURE, "mine", tree.write(), [tip]), "test")
+    colleague: list[str] = []
+
+    def colleague_pushes(*_figures) -> None:
+        if not colleague:
+            colleague.append(remote.commit({"theirs.txt": "line 1\nline 2\n"}, "theirs"))
+
+    with pytest.raises(PushRejected):
+        remote_ops.push(repo, remote_ops.Credentials(), progress=colleague_pushes)
+    assert colleague, "the push never reported progress: the colleague's push did not fall inside it"
+    server = pygit2.Repository(str(remote.bare))
+    assert str(server.references[f"refs/heads/{remote.branch}"].target) == colleague[0]

@@ -9,13 +9,9 @@ credentials in it.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import functools
 import os
 import re
-import urllib.parse
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Callable, Optional, cast
 
@@ -32,6 +28,7 @@ from gitfs.repo.errors import (
     RemoteError,
 )
 from gitfs.repo.libgit2 import pack_settings
+from gitfs.repo.remote import path_push
 from gitfs.repo.remote.server_text import redact_url, server_words
 from gitfs.repo.repository import GIT_DIR, REMOTE_NAME, Repository, branch_ref, remote_ref
 
@@ -253,38 +250,6 @@ def _refusal(url: str, reason: str, server_says: tuple[str, ...], commit: pygit2
     return PushRefused(text, reason=reason, server_says=server_says, denied=denied, commit=str(commit))
 
 
-PATH_PUSH_LOCK = "gitfs-push.lock"  # in a path remote's git folder
-
-
-@contextlib.contextmanager
-def _one_push_at_a_time(url: str) -> Iterator[None]:
-    """Hold a lock of a path remote's (`/srv/team.git`, `file://...`) for the whole push.
-    libgit2's local transport checks that a push is a fast-forward when it connects and
-    writes the branch by force at its end: two mounts pushing at once were each told they
-    succeeded while the second overwrote the first, whose commits then came back twice
-    through the others' merges. Pushes of every GitFS mount of that remote take turns (an
-    flock of a file in its git folder, which works on NFS with its lock manager); a server's
-    receive-pack updates the branch only from the value it saw, so URLs need none. Where the
-    file cannot be made (a remote this user may only read), the push goes without it, and
-    libgit2 says why it cannot be made."""
-    kind = transport_of(url)
-    if kind not in ("local", "file"):
-        yield
-        return
-    path = urllib.parse.urlsplit(url).path if kind == "file" else url
-    git_dir = os.path.join(path, GIT_DIR) if os.path.isdir(os.path.join(path, GIT_DIR)) else path
-    try:
-        fd = os.open(os.path.join(git_dir, PATH_PUSH_LOCK), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o664)
-    except OSError:
-        yield  # not ours to write: libgit2 says why the push cannot be made
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # the lock goes with it
-
-
 def push(repo: Repository, credentials: Credentials, *, source_ref: Optional[str] = None,
          progress: Optional[Callable[[int, int, int], None]] = None) -> pygit2.Oid:
     """Push the branch (or the commit `source_ref` names) to the remote's branch, without
@@ -300,8 +265,17 @@ def push(repo: Repository, credentials: Credentials, *, source_ref: Optional[str
     callbacks = _PushCallbacks(credentials, url, progress)
     try:
         pack_settings(repo.git)
-        with _one_push_at_a_time(url):
+        kind = transport_of(url)
+        if kind in ("local", "file"):
+            git_dir = path_push.git_dir_of(url, kind)
+            with path_push.one_push_at_a_time(git_dir):
+                compat.push(remote, [f"+{source}:{path_push.PUSHING_REF}"], callbacks, threads=0)
+                if not callbacks.rejected:
+                    path_push.move_branch(git_dir, ref, tip, redact_url(url))
+        else:
             compat.push(remote, [f"{source}:{ref}"], callbacks, threads=0)
+    except PushRejected:
+        raise
     except _ERRORS as error:
         message = _describe(error)
         if not isinstance(error, RemoteError) and _is_race(message):
