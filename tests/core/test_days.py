@@ -206,3 +206,47 @@ def test_a_day_walked_in_pieces_lists_its_commits_in_time_order(local_timezone):
     oid, when = days.commit("2020-09-13", "12-26-45-" + hexes[4])
     assert oid.raw == commits[4][0] and when == base + 5
     assert days.by_prefix(commits[3][0].hex()[:8]) == ("2020-09-13", "12-26-45-" + hexes[3])
+
+
+def test_a_day_grown_a_commit_at_a_time_is_the_day_indexed_at_once(local_timezone):
+    # A branch moving forward all day: each move adds the new commits to the day's buffers.
+    # Whatever the order they come in (same seconds, a committer's clock behind), the day
+    # lists what one walk of the whole branch lists.
+    import random
+    from array import array
+
+    from gitfs.repo.history.days import Day
+    local_timezone("UTC0")
+    chooser = random.Random(48)
+    base = 1_600_000_000 - 1_600_000_000 % 86400 + 3600
+    grown = Day(array("q"), b"")
+    every: list[tuple[int, bytes]] = []
+    for number in range(400):
+        when = base + number * 10 + chooser.choice([0, 0, 0, -10, -25, 3])  # some behind, some at once
+        batch = [(when + extra, (number * 8 + extra).to_bytes(20, "big")) for extra in range(chooser.choice([1, 1, 2]))]
+        grown = grown.merged(batch)
+        every += batch
+    whole = Day(array("q"), b"").merged(every)
+    assert list(grown.times) == list(whole.times) == sorted(when for when, _raw in every)
+    assert grown.ids == whole.ids
+    assert grown.names() == whole.names() == Day(whole.times, whole.ids).names()
+
+
+def test_a_commit_added_to_a_busy_day_costs_no_object_per_commit_the_day_had(local_timezone):
+    import tracemalloc
+    from array import array
+
+    from gitfs.repo.history.days import Day
+    local_timezone("UTC0")
+    count = 20_000
+    base = 1_600_000_000 - 1_600_000_000 % 86400
+    day = Day(array("q", [base + number for number in range(count)]),
+              b"".join(number.to_bytes(20, "big") for number in range(count)))
+    tracemalloc.start()
+    try:
+        grown = day.merged([(base + count, count.to_bytes(20, "big"))])
+        _held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(grown) == count + 1 and grown.names()[-1] == day_and_name(grown.raw_id(count).hex(), base + count)[1]
+    assert peak / count < 80  # the new day's buffers (48 bytes a commit) and little else

@@ -40,12 +40,12 @@ class Day:
 
     __slots__ = ("times", "ids", "_names")
 
-    def __init__(self, times: array, ids: bytes):
+    def __init__(self, times: array, ids: bytes, names: Optional[str] = None):
         self.times = times  # array("q"): committer times
         self.ids = ids  # raw ids, ID_BYTES each, in the same order
         # The folder names joined by "/" (which no name holds): 20 bytes a commit, and a
         # listing splits them in C instead of formatting each time again.
-        self._names = "/".join(self._make_names())
+        self._names = "/".join(self._make_names()) if names is None else names
 
     def __len__(self) -> int:
         return len(self.times)
@@ -56,23 +56,38 @@ class Day:
     def names(self) -> list[str]:
         return self._names.split("/") if self._names else []
 
-    def _make_names(self) -> list[str]:
-        ids = self.ids.hex()
+    def _make_names(self, first: int = 0) -> list[str]:
+        """The folder names of the commits from index `first` on."""
+        ids = self.ids[first * ID_BYTES:].hex()
+        times = self.times[first:]
         starts = range(0, len(ids), 2 * ID_BYTES)
         midnight = day_start(self.times[0]) if self.times else None
         if midnight is None:  # a day with a change of UTC offset: local time of each
             return [time.strftime("%H-%M-%S-", time.localtime(when)) + ids[at:at + SHA_LENGTH]
-                    for when, at in zip(self.times, starts)]
+                    for when, at in zip(times, starts)]
         two = TWO_DIGITS
         return [f"{two[(when - midnight) // 3600]}-{two[(when - midnight) // 60 % 60]}-{two[(when - midnight) % 60]}-"
-                f"{ids[at:at + SHA_LENGTH]}" for when, at in zip(self.times, starts)]
+                f"{ids[at:at + SHA_LENGTH]}" for when, at in zip(times, starts)]
 
     def merged(self, commits: list[tuple[int, bytes]]) -> Day:
         """This day with more (time, raw id) commits, oldest first; a stable sort by time
-        keeps same-second commits in the order they came."""
-        pairs = [(when, self.raw_id(index)) for index, when in enumerate(self.times)] + commits
-        pairs.sort(key=lambda pair: pair[0])
-        return Day(array("q", [when for when, _raw in pairs]), b"".join(raw for _when, raw in pairs))
+        keeps same-second commits in the order they came.
+
+        The usual case, commits no older than the day's newest (a branch moving forward a
+        commit at a time, all day long), appends to the day's buffers: neither a Python
+        object per commit the day had nor its names formatted again. Sorting them all made
+        every move of the branch cost in proportion to the day: at a commit a second, up to
+        86,400 pairs of Python objects made and dropped each second."""
+        commits = sorted(commits, key=lambda pair: pair[0])
+        if commits and self.times and commits[0][0] < self.times[-1]:
+            pairs = [(when, self.raw_id(index)) for index, when in enumerate(self.times)] + commits
+            pairs.sort(key=lambda pair: pair[0])
+            return Day(array("q", [when for when, _raw in pairs]), b"".join(raw for _when, raw in pairs))
+        day = Day(self.times + array("q", [when for when, _raw in commits]),
+                  self.ids + b"".join(raw for _when, raw in commits), names="")
+        added = "/".join(day._make_names(len(self.times)))
+        day._names = f"{self._names}/{added}" if self._names and added else self._names or added
+        return day
 
 
 class CommitDays:
