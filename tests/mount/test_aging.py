@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -139,6 +140,26 @@ def pack_being_written(clone: Path) -> bool:
     return any(name.startswith(("tmp_", ".tmp-")) for name in os.listdir(clone / ".git" / "objects" / "pack"))
 
 
+def group_of(pid: int) -> int:
+    try:
+        return os.getpgid(pid)
+    except ProcessLookupError:  # ended meanwhile
+        return -1
+
+
+def stopped_at_the_pack(group: int, clone: Path, timeout: float = 120) -> None:
+    """Stop the process group `group` (git gc and what it runs) once it is writing its new
+    pack, running it in steps of a few milliseconds until then; it is left stopped."""
+    deadline = time.monotonic() + timeout
+    os.killpg(group, signal.SIGSTOP)
+    while not pack_being_written(clone):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"git gc wrote no new pack within {timeout} s")
+        os.killpg(group, signal.SIGCONT)
+        time.sleep(0.002)
+        os.killpg(group, signal.SIGSTOP)
+
+
 def test_kill_9_in_the_middle_of_tidying_loses_nothing(aged, mount_gitfs):
     remote, clone = aged
     mount = mount_gitfs(remote, repo_path=clone, open_files=OPEN_FILES)
@@ -147,8 +168,12 @@ def test_kill_9_in_the_middle_of_tidying_loses_nothing(aged, mount_gitfs):
                   message="git gc under way")
     # Into its work: the new pack being written (git's temporary pack file). Not later: once gc
     # has deleted some of the old packs, fewer than its threshold may be left, and the remount
-    # rightly does not tidy again.
-    wait_for(lambda: pack_being_written(clone), timeout=120, interval=0.01, message="git gc writing the new pack")
+    # rightly does not tidy again. gc leads a process group of its own: stopped, and let run
+    # a few milliseconds at a time, it cannot write its pack between two looks at the folder
+    # however loaded the machine (polling alone missed the whole window under load).
+    leaders = [pid for pid in gc if group_of(pid) == pid]  # git gc, in a session of its own
+    assert leaders and os.getpgrp() not in leaders, f"git gc is not in a process group of its own: {gc}"
+    stopped_at_the_pack(leaders[0], clone)
     for pid in [mount.process.pid, *gc, *descendants(mount.process.pid)]:
         try:
             os.kill(pid, signal.SIGKILL)  # the power cut: the daemon and every git it ran
