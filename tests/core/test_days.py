@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from gitfs.repo.history.days import CommitDays, day_and_name
+from gitfs.repo.history.days import CommitDays, Day, day_and_name
 from gitfs.repo.repository import Repository
 from helpers import Remote, commit_time, git, history_folder
 
@@ -215,7 +215,6 @@ def test_a_day_grown_a_commit_at_a_time_is_the_day_indexed_at_once(local_timezon
     import random
     from array import array
 
-    from gitfs.repo.history.days import Day
     local_timezone("UTC0")
     chooser = random.Random(48)
     base = 1_600_000_000 - 1_600_000_000 % 86400 + 3600
@@ -236,7 +235,6 @@ def test_a_commit_added_to_a_busy_day_costs_no_object_per_commit_the_day_had(loc
     import tracemalloc
     from array import array
 
-    from gitfs.repo.history.days import Day
     local_timezone("UTC0")
     count = 20_000
     base = 1_600_000_000 - 1_600_000_000 % 86400

@@ -45,7 +45,7 @@ class Day:
         self.ids = ids  # raw ids, ID_BYTES each, in the same order
         # The folder names joined by "/" (which no name holds): 20 bytes a commit, and a
         # listing splits them in C instead of formatting each time again.
-        self._names = "/".join(self._make_names()) if names is None else names
+        self._names = "/".join(_folder_names(times, ids)) if names is None else names
 
     def __len__(self) -> int:
         return len(self.times)
@@ -56,19 +56,6 @@ class Day:
     def names(self) -> list[str]:
         return self._names.split("/") if self._names else []
 
-    def _make_names(self, first: int = 0) -> list[str]:
-        """The folder names of the commits from index `first` on."""
-        ids = self.ids[first * ID_BYTES:].hex()
-        times = self.times[first:]
-        starts = range(0, len(ids), 2 * ID_BYTES)
-        midnight = day_start(self.times[0]) if self.times else None
-        if midnight is None:  # a day with a change of UTC offset: local time of each
-            return [time.strftime("%H-%M-%S-", time.localtime(when)) + ids[at:at + SHA_LENGTH]
-                    for when, at in zip(times, starts)]
-        two = TWO_DIGITS
-        return [f"{two[(when - midnight) // 3600]}-{two[(when - midnight) // 60 % 60]}-{two[(when - midnight) % 60]}-"
-                f"{ids[at:at + SHA_LENGTH]}" for when, at in zip(times, starts)]
-
     def merged(self, commits: list[tuple[int, bytes]]) -> Day:
         """This day with more (time, raw id) commits, oldest first; a stable sort by time
         keeps same-second commits in the order they came.
@@ -78,16 +65,30 @@ class Day:
         object per commit the day had nor its names formatted again. Sorting them all made
         every move of the branch cost in proportion to the day: at a commit a second, up to
         86,400 pairs of Python objects made and dropped each second."""
+        if not commits:
+            return self
         commits = sorted(commits, key=lambda pair: pair[0])
-        if commits and self.times and commits[0][0] < self.times[-1]:
+        if self.times and commits[0][0] < self.times[-1]:
             pairs = [(when, self.raw_id(index)) for index, when in enumerate(self.times)] + commits
             pairs.sort(key=lambda pair: pair[0])
             return Day(array("q", [when for when, _raw in pairs]), b"".join(raw for _when, raw in pairs))
-        day = Day(self.times + array("q", [when for when, _raw in commits]),
-                  self.ids + b"".join(raw for _when, raw in commits), names="")
-        added = "/".join(day._make_names(len(self.times)))
-        day._names = f"{self._names}/{added}" if self._names and added else self._names or added
-        return day
+        times = self.times + array("q", [when for when, _raw in commits])
+        ids = self.ids + b"".join(raw for _when, raw in commits)
+        added = "/".join(_folder_names(times, ids, first=len(self.times)))
+        return Day(times, ids, f"{self._names}/{added}" if self._names else added)
+
+
+def _folder_names(times: array, ids: bytes, first: int = 0) -> list[str]:
+    """The folder names of a day's commits (times, raw ids) from index `first` on."""
+    hexes = ids[first * ID_BYTES:].hex()
+    starts = range(0, len(hexes), 2 * ID_BYTES)
+    midnight = day_start(times[0]) if times else None
+    if midnight is None:  # a day with a change of UTC offset: local time of each
+        return [time.strftime("%H-%M-%S-", time.localtime(when)) + hexes[at:at + SHA_LENGTH]
+                for when, at in zip(times[first:], starts)]
+    two = TWO_DIGITS
+    return [f"{two[(when - midnight) // 3600]}-{two[(when - midnight) // 60 % 60]}-{two[(when - midnight) % 60]}-"
+            f"{hexes[at:at + SHA_LENGTH]}" for when, at in zip(times[first:], starts)]
 
 
 class CommitDays:
