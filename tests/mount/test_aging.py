@@ -8,6 +8,7 @@ about 400 packs: commits failed, reads of history/ answered EINVAL.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -160,20 +161,50 @@ def stopped_at_the_pack(group: int, clone: Path, timeout: float = 120) -> None:
         os.killpg(group, signal.SIGSTOP)
 
 
-def test_kill_9_in_the_middle_of_tidying_loses_nothing(aged, mount_gitfs):
+def stopped_git_under(pid: int) -> int | None:
+    """A git program under the process `pid` that has stopped itself, or None."""
+    for child in git_running_under(pid):
+        try:
+            state = Path(f"/proc/{child}/stat").read_text().rpartition(")")[2].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state == "T":
+            return child
+    return None
+
+
+@pytest.fixture
+def git_stopping_at_gc(tmp_path, monkeypatch) -> str:
+    """Put first on PATH a `git` that stops itself (SIGSTOP) before it runs the real git's
+    gc, so a test meets git gc before it has done anything, however late it looks; other
+    commands run at once. Returns the PATH it replaced."""
+    real = shutil.which("git")
+    bin_dir = tmp_path / "bin-git-stopping-at-gc"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "git"
+    wrapper.write_text(f'#!/bin/sh\ncase " $* " in *" gc "*) kill -STOP $$ ;; esac\nexec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    saved = os.environ["PATH"]
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{saved}")
+    return saved
+
+
+def test_kill_9_in_the_middle_of_tidying_loses_nothing(aged, mount_gitfs, git_stopping_at_gc, monkeypatch):
     remote, clone = aged
     mount = mount_gitfs(remote, repo_path=clone, open_files=OPEN_FILES)
+    monkeypatch.setenv("PATH", git_stopping_at_gc)  # the remount tidies with the real git at once
     (mount.current / "before-the-crash.txt").write_text("kept\n")
-    gc = wait_for(lambda: git_running_under(mount.process.pid), timeout=60, interval=0.01,
-                  message="git gc under way")
+    # git gc stopped itself at its start: the test meets it however late it looks.
+    leader = wait_for(lambda: stopped_git_under(mount.process.pid), timeout=60, interval=0.01,
+                      message="git gc stopped at its start")
     # Into its work: the new pack being written (git's temporary pack file). Not later: once gc
     # has deleted some of the old packs, fewer than its threshold may be left, and the remount
-    # rightly does not tidy again. gc leads a process group of its own: stopped, and let run
-    # a few milliseconds at a time, it cannot write its pack between two looks at the folder
-    # however loaded the machine (polling alone missed the whole window under load).
-    leaders = [pid for pid in gc if group_of(pid) == pid]  # git gc, in a session of its own
-    assert leaders and os.getpgrp() not in leaders, f"git gc is not in a process group of its own: {gc}"
-    stopped_at_the_pack(leaders[0], clone)
+    # rightly does not tidy again. gc leads a process group of its own: let run a few
+    # milliseconds at a time, it cannot write its pack between two looks at the folder however
+    # loaded the machine (polling alone missed the whole window under load).
+    assert group_of(leader) == leader and os.getpgrp() != leader, "git gc is not in a process group of its own"
+    stopped_at_the_pack(leader, clone)
+    gc = git_running_under(mount.process.pid)
     for pid in [mount.process.pid, *gc, *descendants(mount.process.pid)]:
         try:
             os.kill(pid, signal.SIGKILL)  # the power cut: the daemon and every git it ran
