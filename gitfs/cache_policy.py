@@ -22,6 +22,7 @@ from __future__ import annotations
 import enum
 import os
 import stat
+import threading
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any, Optional, Protocol
@@ -121,6 +122,7 @@ class WorktreeForgetter:
         # Removed or replaced by another kind of thing, the kernel not yet told to forget the
         # name (`rewritten` to `changed`): shown missing meanwhile (replaced_meanwhile).
         self._replaced: frozenset[str] = frozenset()
+        self._replaced_lock = threading.Lock()  # made() from FUSE calls, changed() from the sync
 
     def _mount_path(self, relative: str) -> str:
         relative = relative.strip("/")
@@ -136,7 +138,8 @@ class WorktreeForgetter:
         (an append's offset comes from the size the kernel holds). fuse_invalidate_path
         takes no folder lock, so no FUSE call waiting for the freeze holds one it needs.
         The names in `replaced` show missing until changed() has the kernel forget them."""
-        self._replaced = frozenset("/" + path.strip("/") for path in replaced)
+        with self._replaced_lock:
+            self._replaced = frozenset("/" + path.strip("/") for path in replaced)
         self.kernel.invalidate(self._mount_path(path) for path in sorted(_with_parents(paths)))
 
     def replaced_meanwhile(self, path: str) -> bool:
@@ -149,9 +152,19 @@ class WorktreeForgetter:
         (removed, then made again)."""
         return path in self._replaced
 
+    def made(self, path: str) -> None:
+        """A FUSE call made `path` ("/d/f") anew in the working tree: it is no longer missing.
+        libfuse answers a call that makes a name (create, mkdir, symlink, link, mknod) by
+        looking the name up, i.e. with a getattr of it: "missing" there fails the call with
+        ENOENT although the file was made (a program saving a file the remote just deleted)."""
+        with self._replaced_lock:
+            if path in self._replaced:
+                self._replaced = self._replaced - {path}
+
     def settled(self) -> None:
         """The sync failed between rewritten() and changed(): nothing shows missing any more."""
-        self._replaced = frozenset()
+        with self._replaced_lock:
+            self._replaced = frozenset()
 
     def changed(self, paths: Collection[str], removed: Collection[str]) -> None:
         """A remote change landed: `paths` written or removed, `removed` gone or replaced
@@ -166,7 +179,8 @@ class WorktreeForgetter:
         nodes = self.kernel.node_ids(self._mount_path(folder) for folder in folders)
         self.kernel.forget_entries(nodes, [self._mount_path(path) for path in tops])
         self.kernel.invalidate(self._mount_path(path) for path in sorted(_with_parents(paths)))
-        self._replaced = frozenset()
+        with self._replaced_lock:
+            self._replaced = frozenset()
         self._written |= {path.strip("/") for path in paths} - gone
 
     def recheck(self) -> list[str]:

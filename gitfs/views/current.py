@@ -125,6 +125,12 @@ class CurrentView(PassthroughView):
                 self.failed_writes.truncated(path, 0)
             return self.handles.add(self._written(path, fd, flags))
 
+    def _made(self, path: str) -> None:
+        """A call made `path`, under mutation(): the name is the new thing's, also if the
+        sync removed the old one a moment ago and the kernel is not told yet (getattr)."""
+        if self.kernel is not None:
+            self.kernel.made(path)
+
     # -- writing files -------------------------------------------------------------
 
     def create(self, path, mode, open_flags=None):
@@ -138,10 +144,12 @@ class CurrentView(PassthroughView):
                 if flags & os.O_EXCL:
                     raise
                 fd = beneath.open_beneath(self.root_fd, relative, flags & ~os.O_CREAT)  # made meanwhile
+                self._made(path)
                 if flags & os.O_TRUNC:
                     self.failed_writes.truncated(path, 0)
                 return self.handles.add(self._written(path, fd, flags))
             self.failed_writes.truncated(path, 0)  # a new file
+            self._made(path)
             apply_requested_mode(fd, mode)
             return self.handles.add(OpenFile(path, fd=fd, writable=True, change="Created"))
 
@@ -236,6 +244,7 @@ class CurrentView(PassthroughView):
             # Owner-writable until the placeholder is in, whatever mode was asked (mkdir -m 555).
             with beneath.parent(self.root_fd, relative) as (parent, name):
                 os.mkdir(name, (mode & 0o7000) | 0o700, dir_fd=parent)
+            self._made(path)
             with self._folder(relative) as folder:
                 keep.write_placeholder(folder)  # git has no empty folders (see keep.py)
                 apply_requested_mode(folder, mode)
@@ -269,6 +278,7 @@ class CurrentView(PassthroughView):
                     with self._folder(new_relative) as folder:
                         keep.write_placeholder(folder)
                 raise
+            self._made(new)
             self.handles.rename(old, new)
             self.failed_writes.renamed(old, new)
             self._queue(f"Rename {old} to {new}", add=[new], remove=[old])
@@ -301,6 +311,7 @@ class CurrentView(PassthroughView):
         with self.sync_state.mutation():
             with beneath.parent(self.root_fd, relative) as (folder, name):
                 os.symlink(source, name, dir_fd=folder)
+            self._made(target)
             self._queue(f"Create symlink to {source} for {target}", add=[target])
 
     def link(self, target, source):
@@ -311,6 +322,7 @@ class CurrentView(PassthroughView):
                     beneath.parent(self.root_fd, target_relative) as (target_folder, target_name):
                 os.link(source_name, target_name, src_dir_fd=source_folder, dst_dir_fd=target_folder,
                         follow_symlinks=False)
+            self._made(target)
             self._queue(f"Create link to {source} for {target}", add=[target])
             file = beneath.lstat(self.root_fd, target_relative)
         # The kernel learns the new name from this call; the source and any other name it
@@ -323,6 +335,7 @@ class CurrentView(PassthroughView):
         relative = self._new_name(path)
         with self.sync_state.mutation():
             fd = beneath.open_beneath(self.root_fd, relative, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IMODE(mode))
+            self._made(path)
             try:
                 apply_requested_mode(fd, mode)
             finally:

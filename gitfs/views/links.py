@@ -30,6 +30,10 @@ class KernelAttributes(Protocol):
         just removed or replaced by another kind of thing (cache_policy.WorktreeForgetter)."""
         ...
 
+    def made(self, path: str) -> None:
+        """A call made the name `path` ("/d/f") anew: replaced_meanwhile no longer holds for it."""
+        ...
+
 
 def same_file_names(folder_fd: int, folder: str, file: os.stat_result) -> list[str]:
     """The paths ("/d/f", folder being "/d" or "") of the names in the folder that name `file`."""

@@ -692,3 +692,25 @@ def test_a_name_the_sync_replaced_shows_missing_until_the_kernel_forgot_it(clone
     assert errno_of(view.getattr, "/thing") == errno.ENOENT
     forgetter.changed({"thing"}, ["thing"])
     assert stat.S_ISDIR(view.getattr("/thing")["st_mode"])
+
+
+def test_a_name_made_through_the_mount_after_the_sync_removed_it_shows_at_once(clone, jobs, handles):
+    """libfuse answers a create or mkdir by looking the name up (a getattr): a name the sync
+    removed a moment ago, which shows missing until the kernel forgot it, must show what
+    the call made, or the call fails with ENOENT after making it."""
+    class Kernel:
+        active = True
+
+        def invalidate(self, paths):
+            list(paths)
+
+    forgetter = WorktreeForgetter(Kernel(), "", str(clone))
+    view = CurrentView(OWNER, str(clone), handles, SyncState(idle_after=60, freeze_timeout=0.2), jobs,
+                       max_size=MiB, kernel=forgetter)
+    (clone / "other.txt").write_text("the remote's new file of that name\n")
+    forgetter.rewritten({"gone.txt", "old", "other.txt"}, ["gone.txt", "old", "other.txt"])
+    os.close(handles.pop(view.create("/gone.txt", 0o100644, os.O_WRONLY | os.O_TRUNC)).fd)
+    assert stat.S_ISREG(view.getattr("/gone.txt")["st_mode"])
+    view.mkdir("/old", 0o755)
+    assert stat.S_ISDIR(view.getattr("/old")["st_mode"])
+    assert errno_of(view.getattr, "/other.txt") == errno.ENOENT  # not made here: missing until forgotten
