@@ -41,6 +41,17 @@ class OneLineFormatter(logging.Formatter):
         return super().format(record).replace("\n", "\n    ")
 
 
+class RotatedLogFile(logging.handlers.WatchedFileHandler):
+    """The log file, opened again by name once logrotate has moved it; a crash's stacks
+    follow it there (faulthandler keeps a descriptor of its own)."""
+
+    def reopenIfNeeded(self) -> None:
+        stream = self.stream
+        super().reopenIfNeeded()
+        if self.stream is not stream:
+            _crash_record_to(self.baseFilename)
+
+
 def configure(destination: str, level: str, *, foreground: bool) -> None:
     """destination: "syslog", "-" (stderr) or a file path."""
     global _destination
@@ -60,7 +71,7 @@ def configure(destination: str, level: str, *, foreground: bool) -> None:
         handler.setFormatter(OneLineFormatter(FORMAT))
     else:
         try:
-            handler = logging.handlers.WatchedFileHandler(destination)  # logrotate-friendly
+            handler = RotatedLogFile(destination)
         except OSError as error:
             raise FatalError(f"cannot open the log file {destination}: {error.strerror} (option log)") from None
         handler.setFormatter(OneLineFormatter(FORMAT))

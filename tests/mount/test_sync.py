@@ -203,6 +203,23 @@ def test_a_crash_leaves_every_threads_stack_in_the_log(remote, mount_gitfs):
     assert_stacks(mount.log_text())
 
 
+def test_a_crash_after_logrotate_leaves_the_stacks_in_the_new_log(remote, mount_gitfs):
+    """logrotate moves the log file away and the daemon reopens it by name at its next line:
+    a crash's stacks must land there too, not in the file logrotate compresses and deletes."""
+    mount = mount_gitfs(remote)
+    rotated = mount.log.with_name(mount.log.name + ".1")
+    os.rename(mount.log, rotated)
+    (mount.current / "testing").write_text("after the rotation\n")
+    wait_for(lambda: mount.log.exists() and "testing" in mount.log.read_text(), timeout=60,
+             message="a line in the new log")
+    mount.crashed_on_purpose = True
+    mount.process.send_signal(signal.SIGSEGV)
+    assert mount.process.wait(timeout=30) == -signal.SIGSEGV
+    subprocess.run([fusermount(), "-u", "-z", str(mount.path)], capture_output=True)
+    assert_stacks(mount.log_text())
+    assert "Fatal Python error" not in rotated.read_text()
+
+
 def test_a_crash_of_a_daemon_logging_to_syslog_leaves_the_stacks_in_the_clone(remote, tmp_path):
     """Mounted in the background (an fstab line) with the log in syslog, which takes no
     writes from a signal handler, and stderr on /dev/null: the stacks go to the clone."""
