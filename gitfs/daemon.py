@@ -82,15 +82,31 @@ def _set_open_files_limit(limit: int) -> None:
 
 
 MALLOC_ARENAS = 2
-M_ARENA_MAX = -8  # glibc's mallopt parameter
+MMAP_THRESHOLD = 512 * 1024
+TRIM_THRESHOLD = 2 * 1024 * 1024
+M_ARENA_MAX = -8  # glibc's mallopt parameters
+M_MMAP_THRESHOLD = -3
+M_TRIM_THRESHOLD = -1
 
 
-def _limit_malloc_arenas() -> None:
-    """At most MALLOC_ARENAS malloc arenas (glibc). By default glibc gives each new
-    thread an arena of its own, up to eight per core: libfuse's threads, each
-    allocating for a few calls and then ending, left memory spread over arenas that
-    never shrink (a walk of history/ grew the daemon by tens of MB that way).
-    Elsewhere than glibc, nothing to do."""
+def tune_malloc() -> None:
+    """glibc's malloc for a daemon that runs for months (elsewhere than glibc, nothing to do).
+
+    At most MALLOC_ARENAS arenas: by default glibc gives each new thread an arena of its
+    own, up to eight per core, and libfuse's threads, each allocating for a few calls and
+    then ending, left memory spread over arenas that never shrink (a walk of history/ grew
+    the daemon by tens of MB that way).
+
+    Blocks of MMAP_THRESHOLD or more are mapped, and given back when freed. By default
+    glibc raises that threshold to the size of every mapped block it frees, and a freed
+    block of 1 MiB and a page (libfuse's receive buffer) took it past the 1 MiB that
+    libgit2's pack writer allocates for each object it sends (a push; a fetch from a path
+    remote): those then came from the heap, several a second under a busy team, between
+    blocks that stay, and the heap kept growing. FUSE reads' buffers (128 or 256 KiB) stay
+    below it: mapped afresh at every read, big reads lost half their speed. Pinning the
+    threshold also stops glibc keeping twice as much free at the heap's top: without
+    TRIM_THRESHOLD (what it kept before) each read's buffers went back to the system and
+    were faulted in again at the next read, costing current/'s reads half their speed too."""
     try:
         libc = ctypes.CDLL(None)
         mallopt = libc.mallopt
@@ -98,12 +114,14 @@ def _limit_malloc_arenas() -> None:
         return
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt(M_ARENA_MAX, MALLOC_ARENAS)
+    mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+    mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD)
 
 
 def _serve(options, repo, owner, credentials, ignore_rules, on_ready) -> int:
     from gitfs.fuse_binding import GitFSFUSE  # mfusepy's FUSE, answering READDIRPLUS
 
-    _limit_malloc_arenas()  # before libfuse starts its threads
+    tune_malloc()  # before libfuse starts its threads
     mount = Mount(options, repo, owner, credentials, on_ready=on_ready, ignore_rules=ignore_rules)
     _sync_on_sigusr1(mount.sync_worker.sync_now)
     try:
