@@ -246,5 +246,6 @@ def test_a_commit_added_to_a_busy_day_costs_no_object_per_commit_the_day_had(loc
         _held, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
+    assert grown is day  # grown in place: no copy of the buffers at every move
     assert len(grown) == count + 1 and grown.names()[-1] == day_and_name(grown.raw_id(count).hex(), base + count)[1]
     assert peak / count < 80  # the new day's buffers (48 bytes a commit) and little else

@@ -36,35 +36,38 @@ def _name(raw_id: bytes, timestamp: int) -> str:
 
 
 class Day:
-    """One day's commits, oldest first (same-second commits in walk order, parents first)."""
+    """One day's commits, oldest first (same-second commits in walk order, parents first).
+    Grows in place (merged): only under CommitDays' lock, which every reader takes."""
 
     __slots__ = ("times", "ids", "_names")
 
-    def __init__(self, times: array, ids: bytes, names: Optional[str] = None):
+    def __init__(self, times: array, ids: bytes):
         self.times = times  # array("q"): committer times
-        self.ids = ids  # raw ids, ID_BYTES each, in the same order
-        # The folder names joined by "/" (which no name holds): 20 bytes a commit, and a
-        # listing splits them in C instead of formatting each time again.
-        self._names = "/".join(_folder_names(times, ids)) if names is None else names
+        self.ids = bytearray(ids)  # raw ids, ID_BYTES each, in the same order
+        # The folder names joined by "/" (which no name holds), ASCII: 20 bytes a commit,
+        # and a listing splits them in C instead of formatting each time again.
+        self._names = bytearray("/".join(_folder_names(times, ids)).encode())
 
     def __len__(self) -> int:
         return len(self.times)
 
     def raw_id(self, index: int) -> bytes:
-        return self.ids[index * ID_BYTES:(index + 1) * ID_BYTES]
+        return bytes(self.ids[index * ID_BYTES:(index + 1) * ID_BYTES])
 
     def names(self) -> list[str]:
-        return self._names.split("/") if self._names else []
+        return self._names.decode().split("/") if self._names else []
 
     def merged(self, commits: list[tuple[int, bytes]]) -> Day:
         """This day with more (time, raw id) commits, oldest first; a stable sort by time
         keeps same-second commits in the order they came.
 
         The usual case, commits no older than the day's newest (a branch moving forward a
-        commit at a time, all day long), appends to the day's buffers: neither a Python
-        object per commit the day had nor its names formatted again. Sorting them all made
-        every move of the branch cost in proportion to the day: at a commit a second, up to
-        86,400 pairs of Python objects made and dropped each second."""
+        commit at a time, all day long), extends the day's buffers in place: neither a
+        Python object per commit the day had nor its names formatted again. Sorting them all
+        made every move of the branch cost in proportion to the day: at a commit a second,
+        up to 86,400 pairs of Python objects made and dropped each second. In place, the
+        buffers grow by steps (realloc) instead of being copied whole at every move into a
+        block a little bigger than the one freed, which left the heap growing around them."""
         if not commits:
             return self
         commits = sorted(commits, key=lambda pair: pair[0])
@@ -72,13 +75,15 @@ class Day:
             pairs = [(when, self.raw_id(index)) for index, when in enumerate(self.times)] + commits
             pairs.sort(key=lambda pair: pair[0])
             return Day(array("q", [when for when, _raw in pairs]), b"".join(raw for _when, raw in pairs))
-        times = self.times + array("q", [when for when, _raw in commits])
-        ids = self.ids + b"".join(raw for _when, raw in commits)
-        added = "/".join(_folder_names(times, ids, first=len(self.times)))
-        return Day(times, ids, f"{self._names}/{added}" if self._names else added)
+        first = len(self.times)
+        self.times.extend(when for when, _raw in commits)
+        self.ids += b"".join(raw for _when, raw in commits)
+        added = "/".join(_folder_names(self.times, self.ids, first=first)).encode()
+        self._names += b"/" + added if self._names else added
+        return self
 
 
-def _folder_names(times: array, ids: bytes, first: int = 0) -> list[str]:
+def _folder_names(times: array, ids: bytes | bytearray, first: int = 0) -> list[str]:
     """The folder names of a day's commits (times, raw ids) from index `first` on."""
     hexes = ids[first * ID_BYTES:].hex()
     starts = range(0, len(hexes), 2 * ID_BYTES)
