@@ -103,10 +103,10 @@ def tune_malloc() -> None:
     libgit2's pack writer allocates for each object it sends (a push; a fetch from a path
     remote): those then came from the heap, several a second under a busy team, between
     blocks that stay, and the heap kept growing. FUSE reads' buffers (128 or 256 KiB) stay
-    below it: mapped afresh at every read, big reads lost half their speed. Pinning the
-    threshold also stops glibc keeping twice as much free at the heap's top: without
+    below it: mapped afresh at every read, they would cost big reads half their speed.
+    Pinning it also stops glibc keeping twice as much free at the heap's top; without
     TRIM_THRESHOLD (what it kept before) each read's buffers went back to the system and
-    were faulted in again at the next read, costing current/'s reads half their speed too."""
+    were faulted in again at the next read, which cost current/'s reads as much."""
     try:
         libc = ctypes.CDLL(None)
         mallopt = libc.mallopt
