@@ -19,7 +19,7 @@ from typing import cast
 import pygit2
 
 try:
-    from pygit2.enums import CredentialType, DeltaStatus, DiffOption, FileStatus, SortMode
+    from pygit2.enums import CredentialType, DeltaStatus, DiffOption, FileStatus, RepositoryOpenFlag, SortMode
 except ImportError:  # pygit2 < 1.14: the same values, libgit2's own (stable across releases)
     class CredentialType(enum.IntFlag):  # type: ignore[no-redef]  # git_credential_t
         USERPASS_PLAINTEXT = 1 << 0
@@ -37,6 +37,9 @@ except ImportError:  # pygit2 < 1.14: the same values, libgit2's own (stable acr
         WT_MODIFIED = 1 << 8
         IGNORED = 1 << 14
 
+    class RepositoryOpenFlag(enum.IntFlag):  # type: ignore[no-redef]  # git_repository_open_flag_t
+        NO_SEARCH = 1 << 0
+
     class SortMode(enum.IntFlag):  # type: ignore[no-redef]  # git_sort_t
         NONE = 0
         TOPOLOGICAL = 1 << 0
@@ -44,7 +47,8 @@ except ImportError:  # pygit2 < 1.14: the same values, libgit2's own (stable acr
         REVERSE = 1 << 2
 
 __all__ = ["CredentialType", "DeltaStatus", "DiffOption", "FileStatus", "SortMode", "blob_size", "remove_directory",
-           "push", "set_mwindow_file_limit", "set_option", "set_ssh_home", "tree_entry"]
+           "push", "set_mwindow_file_limit", "set_option", "set_ssh_home", "tree_entry",
+           "RepositoryOpenFlag"]
 GIT_OPT_SET_MWINDOW_FILE_LIMIT = 30  # libgit2's git_libgit2_opt_t, the same from 1.1 to today
 
 

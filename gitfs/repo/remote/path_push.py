@@ -14,6 +14,12 @@ the whole fetch when one of them is deleted in between (every other mount fetche
 The mounts of one machine, or of a team sharing the bare repository on a network disk,
 also take turns (an flock of PATH_PUSH_LOCK in its git folder, which NFS supports with its
 lock manager), so that PUSHING_REF is only ever one push's.
+
+libgit2 writes a reference by its path and makes the folders it lacks, and it finds the
+pushed objects in the packs it already has open: a remote moved or deleted in the middle
+of a push got a new folder at its old path holding PUSHING_REF alone, which kept its owner
+from moving it back. A push under which the folder changed fails, and takes away what it
+wrote there.
 """
 
 from __future__ import annotations
@@ -26,7 +32,8 @@ from collections.abc import Iterator
 
 import pygit2
 
-from gitfs.repo.errors import PushRejected
+from gitfs.repo import compat
+from gitfs.repo.errors import PushRejected, RemoteError
 from gitfs.repo.repository import GIT_DIR
 
 PATH_PUSH_LOCK = "gitfs-push.lock"  # in a path remote's git folder
@@ -39,21 +46,61 @@ def git_dir_of(url: str, kind: str) -> str:
     return os.path.join(path, GIT_DIR) if os.path.isdir(os.path.join(path, GIT_DIR)) else path
 
 
+def _folder_identity(path: str) -> tuple[int, int] | None:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status.st_dev, status.st_ino
+
+
 @contextlib.contextmanager
-def one_push_at_a_time(git_dir: str) -> Iterator[None]:
-    """Hold the path remote's push lock for the whole push. Where the file cannot be made
-    (a remote this user may only read), the push goes without it, and libgit2 says why
-    it cannot be made."""
+def one_push_at_a_time(git_dir: str, ref: str) -> Iterator[None]:
+    """Hold the path remote's push lock for the whole push of branch `ref`. Where the
+    file cannot be made (a remote this user may only read), the push goes without it, and
+    libgit2 says why it cannot be made. RemoteError if the git folder was moved or deleted
+    meanwhile; what the push wrote at its old path is taken away."""
+    identity = _folder_identity(git_dir)
     try:
         fd = os.open(os.path.join(git_dir, PATH_PUSH_LOCK), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o664)
     except OSError:
-        yield
-        return
+        fd = None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        if fd is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
-        os.close(fd)  # the lock goes with it
+        if fd is not None:
+            os.close(fd)  # the lock goes with it
+        if identity is not None and _folder_identity(git_dir) != identity:
+            _take_away_references(git_dir, (PUSHING_REF, ref))
+            # whatever the push or the branch's move said, this is why it failed
+            raise RemoteError("the repository was moved or deleted during the push")
+
+
+def _take_away_references(git_dir: str, refs: tuple[str, ...]) -> None:
+    """Remove `refs` (with their lock files and reflogs) from a folder the push made at a
+    moved remote's old path, and the folders that leaves empty: libgit2 makes the folders
+    of a reference it writes. A repository found there (a HEAD) is someone else's: nothing
+    is touched."""
+    if os.path.lexists(os.path.join(git_dir, "HEAD")):
+        return
+    written = [name for ref in refs for name in (ref, ref + ".lock", "logs/" + ref)]
+    for name in written:
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(git_dir, name))
+    folders = {folder for name in written for folder in _parents(name)}
+    for folder in sorted(folders, key=lambda folder: folder.count("/"), reverse=True) + [""]:
+        with contextlib.suppress(OSError):
+            os.rmdir(os.path.join(git_dir, folder))  # only an empty one goes
+
+
+def _parents(name: str) -> list[str]:
+    """A relative path's folders: refs/gitfs/pushing -> refs/gitfs, refs."""
+    folders = []
+    while name := os.path.dirname(name):
+        folders.append(name)
+    return folders
 
 
 def move_branch(git_dir: str, ref: str, tip: pygit2.Oid, where: str) -> None:
@@ -61,7 +108,7 @@ def move_branch(git_dir: str, ref: str, tip: pygit2.Oid, where: str) -> None:
     only forward from its present value and only if nobody moves it meanwhile (libgit2
     compares under the branch's lock file, the one git's receive-pack takes).
     PushRejected (`where` names the remote) if the branch moved."""
-    target = pygit2.Repository(git_dir)
+    target = pygit2.Repository(git_dir, compat.RepositoryOpenFlag.NO_SEARCH)  # never one above it
     try:
         try:
             current = target.references[ref]

@@ -268,7 +268,7 @@ def push(repo: Repository, credentials: Credentials, *, source_ref: Optional[str
         kind = transport_of(url)
         if kind in ("local", "file"):
             git_dir = path_push.git_dir_of(url, kind)
-            with path_push.one_push_at_a_time(git_dir):
+            with path_push.one_push_at_a_time(git_dir, ref):
                 compat.push(remote, [f"+{source}:{path_push.PUSHING_REF}"], callbacks, threads=0)
                 if not callbacks.rejected:
                     path_push.move_branch(git_dir, ref, tip, redact_url(url))
