@@ -12,7 +12,7 @@ import zlib
 
 import pytest
 
-from gitfs.repo.objects import blobstream
+from gitfs.repo.objects import blobstream, packindex
 from gitfs.repo.objects.blobstream import CorruptObject
 from gitfs.repo.objects.packindex import PACK_OFS_DELTA, PACK_REF_DELTA, OpenPacks, PackIndex
 from helpers import CountingRepository, Remote, git
@@ -99,7 +99,11 @@ def test_a_delta_in_a_pack_is_read_whole_by_libgit2(remote):
     assert repo.whole_reads == 1
 
 
-def test_a_pack_index_finds_every_object_git_lists(remote):
+@pytest.mark.parametrize("read_whole", [packindex.SEARCH_READ_ENTRIES, 1, 0])
+def test_a_pack_index_finds_every_object_git_lists(remote, monkeypatch, read_whole):
+    # A bucket is read whole once narrowed to read_whole ids: at 1 and 0 every lookup of
+    # this small pack takes the binary search's steps, as in a clone of 40,000 objects.
+    monkeypatch.setattr(packindex, "SEARCH_READ_ENTRIES", read_whole)
     repack(remote)
     pack_dir = remote.work / ".git" / "objects" / "pack"
     (idx,) = [name for name in os.listdir(pack_dir) if name.endswith(".idx")]
@@ -110,9 +114,15 @@ def test_a_pack_index_finds_every_object_git_lists(remote):
     for fields in objects:
         assert index.offset(bytes.fromhex(fields[0])) == int(fields[4])
     assert index.offset(bytes(20)) is None and index.offset(b"\xff" * 20) is None
+    for fields in objects:  # an id one off a listed one is in no pack
+        raw_id = bytes.fromhex(fields[0])
+        assert index.offset(raw_id[:-1] + bytes([raw_id[-1] ^ 1])) is None
     # In one pass over sorted ids (repeated ones, and ids no pack holds, among them).
     ids = sorted([bytes.fromhex(fields[0]) for fields in objects] * 2 + [bytes(20), b"\xff" * 20, b"\x80" * 20])
     assert index.offsets(ids) == [index.offset(raw_id) for raw_id in ids]
+    # Nothing of the index is mapped into this process (its pages would count in RSS).
+    with open("/proc/self/maps") as maps:
+        assert str(pack_dir / idx) not in maps.read()
 
 
 def test_a_fetched_pack_is_found_after_the_first_lookup(remote):

@@ -8,25 +8,25 @@ bytes. The index format is git's documented on-disk format (gitformat-pack): a m
 and version, 256 cumulative counts by first byte, the sorted object ids, their CRCs,
 4-byte offsets whose top bit points into a table of 8-byte ones.
 
-Thread-safe: the indexes are read-only maps of their files, replaced (never
-changed) under a lock when the pack folder's listing changes.
+Thread-safe: the indexes are read with pread from files git never changes, and replaced
+under a lock when the pack folder's listing changes.
 
 Open files: a clone that fetched for weeks has thousands of packs, and a daemon run by
 systemd gets 1,024 open files. The pack files are opened when an entry is read and kept
 open only OPEN_PACKS at a time (OpenPacks), the least recently read closed first. An
-index is a map, and Python keeps a descriptor with every map: only the MAPPED_INDEXES
-biggest packs are indexed here (a clone's own pack, and what a repack made of the
-fetched ones); libgit2, with open packs bounded of its own, reads what the others hold.
+index holds its file open: only the INDEXED_PACKS biggest packs are indexed here (a
+clone's own pack, and what a repack made of the fetched ones); libgit2, with open packs
+bounded of its own, reads what the others hold.
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
-import mmap
 import os
 import struct
 import threading
+import weakref
 import zlib
 from collections.abc import Iterator, Sequence
 from typing import Optional
@@ -48,7 +48,10 @@ ENTRY_HEADER_MAX = 16  # a type and a 64-bit size in 7-bit groups fit in 10 byte
 ENTRY_START_READ = 256
 DELTA_SIZES_MAX = 20  # a delta's stream starts with two sizes in 7-bit groups
 OPEN_PACKS = 16  # pack files kept open for their entries' headers
-MAPPED_INDEXES = 48  # pack indexes mapped at once: the biggest packs'
+# An offset() reads the ids of a bucket (its first byte) whole once it has narrowed it to
+# this many (2.5 KiB); in a bigger bucket it reads one id at each step before.
+SEARCH_READ_ENTRIES = 128
+INDEXED_PACKS = 48  # pack indexes open at once: the biggest packs'
 
 
 class OpenPacks:
@@ -99,25 +102,27 @@ class OpenPacks:
 
 
 class PackIndex:
-    """One pack's index, mapped read-only, and its pack file, read through `packs` (a
-    read of an entry's header is a pread, mostly not an open, a read and a close). The
-    map is given back when the object is collected: a reader may still hold it after a
-    fetch changed the pack folder, and git deletes a pack only by unlinking it."""
+    """One pack's index, read with pread, and its pack file, read through `packs` (a read
+    of an entry's header is a pread, mostly not an open, a read and a close). Nothing of
+    the index is mapped: a map's pages, which the kernel maps 64 KiB around each one
+    touched, stayed counted in the daemon's RSS, the whole index of a busy clone's pack
+    beside libgit2's own map of it. The descriptor is closed when the object is
+    collected: a reader may still hold it after a fetch changed the pack folder, and git
+    deletes a pack only by unlinking it."""
 
     def __init__(self, idx_path: str, packs: OpenPacks):
-        with open(idx_path, "rb") as handle:
-            self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-        if len(self._map) < ENTRIES_AT or self._map[:4] != IDX_MAGIC or \
-                struct.unpack_from(">I", self._map, 4)[0] != IDX_VERSION:
-            self._map.close()
+        self._fd = os.open(idx_path, os.O_RDONLY | os.O_CLOEXEC)
+        weakref.finalize(self, os.close, self._fd)
+        head = os.pread(self._fd, ENTRIES_AT, 0)
+        if len(head) < ENTRIES_AT or head[:4] != IDX_MAGIC or struct.unpack_from(">I", head, 4)[0] != IDX_VERSION:
             raise ValueError(f"{idx_path}: not a version 2 pack index")
-        self.count = self._fanout(255)
+        self._fanout = struct.unpack_from(">256I", head, FANOUT_AT)  # objects whose first byte is <= each
+        self.count = self._fanout[255]
         self._offsets_at = ENTRIES_AT + self.count * (SHA1_LENGTH + 4)
         self._large_at = self._offsets_at + self.count * 4
         self.pack_path = pack_path_of(idx_path)
         self._packs = packs
         if not os.path.exists(self.pack_path):
-            self._map.close()
             raise FileNotFoundError(self.pack_path)
 
     def entry_header(self, offset: int) -> tuple[int, int, int]:
@@ -154,65 +159,68 @@ class PackIndex:
         object_size, end = read_size(sizes, used)
         return object_size if end <= len(sizes) else None
 
-    def _fanout(self, byte: int) -> int:
-        return struct.unpack_from(">I", self._map, FANOUT_AT + byte * 4)[0]
+    def _bucket(self, first: int) -> tuple[int, int]:
+        """The entries of the ids whose first byte is `first`: [start, end)."""
+        return (self._fanout[first - 1] if first else 0), self._fanout[first]
+
+    def _ids(self, start: int, end: int) -> bytes:
+        return os.pread(self._fd, (end - start) * SHA1_LENGTH, ENTRIES_AT + start * SHA1_LENGTH)
+
+    def _offset_of(self, entry: int, offsets: bytes = b"", first: int = 0) -> int:
+        """The pack offset of entry `entry`, from `offsets` (the 4-byte offsets of the
+        entries from `first` on) if given."""
+        if offsets:
+            offset = struct.unpack_from(">I", offsets, (entry - first) * 4)[0]
+        else:
+            offset = struct.unpack(">I", os.pread(self._fd, 4, self._offsets_at + entry * 4))[0]
+        if offset & LARGE_OFFSET:
+            offset = struct.unpack(">Q", os.pread(self._fd, 8, self._large_at + (offset & ~LARGE_OFFSET) * 8))[0]
+        return offset
 
     def offset(self, raw_id: bytes) -> Optional[int]:
         """Offset of the object in the pack file, or None if the pack lacks it."""
-        first = raw_id[0]
-        low, high = (self._fanout(first - 1) if first else 0), self._fanout(first)
-        names = self._map
-        while low < high:  # binary search in the sorted ids of that first byte
+        low, high = self._bucket(raw_id[0])
+        while high - low > SEARCH_READ_ENTRIES:  # a binary search, an id read at each step
             middle = (low + high) // 2
-            at = ENTRIES_AT + middle * SHA1_LENGTH
-            name = names[at:at + SHA1_LENGTH]
+            name = self._ids(middle, middle + 1)
             if name < raw_id:
                 low = middle + 1
             elif name > raw_id:
                 high = middle
             else:
-                offset = struct.unpack_from(">I", names, self._offsets_at + middle * 4)[0]
-                if offset & LARGE_OFFSET:
-                    offset = struct.unpack_from(">Q", names, self._large_at + (offset & ~LARGE_OFFSET) * 8)[0]
-                return offset
-        return None
+                return self._offset_of(middle)
+        entry = _entry_of(self._ids(low, high), raw_id, 0)
+        return None if entry is None else self._offset_of(low + entry)
 
     def offsets(self, sorted_ids: Sequence[bytes]) -> list[Optional[int]]:
-        """offset() of each id, the ids sorted: one pass through the index's sorted ids,
-        each search starting where the one before ended (a few entries further, for
-        ids as dense as a file's versions), not a binary search in Python per id."""
-        names = self._map
+        """offset() of each id, the ids sorted: the ids of each first byte asked read once,
+        each search starting where the one before ended (a few entries further, for ids
+        as dense as a file's versions), not a binary search in Python per id."""
         found: list[Optional[int]] = []
         bucket = -1
-        start = end = ENTRIES_AT
+        names, offsets, first, at = b"", b"", 0, 0
         for raw_id in sorted_ids:
             if raw_id[0] != bucket:
                 bucket = raw_id[0]
-                start = ENTRIES_AT + (self._fanout(bucket - 1) if bucket else 0) * SHA1_LENGTH
-                end = ENTRIES_AT + self._fanout(bucket) * SHA1_LENGTH
-            at = names.find(raw_id, start, end)
-            while at != -1 and (at - ENTRIES_AT) % SHA1_LENGTH:  # inside two entries: not an id
-                at = names.find(raw_id, at + 1, end)
-            if at == -1:
+                first, end = self._bucket(bucket)
+                names, at = self._ids(first, end), 0
+                offsets = os.pread(self._fd, (end - first) * 4, self._offsets_at + first * 4)
+            entry = _entry_of(names, raw_id, at)
+            if entry is None:
                 found.append(None)
                 continue
-            start = at  # the next id sorts after this one (or is the same)
-            offset = struct.unpack_from(">I", names, self._offsets_at + (at - ENTRIES_AT) // SHA1_LENGTH * 4)[0]
-            if offset & LARGE_OFFSET:
-                offset = struct.unpack_from(">Q", names, self._large_at + (offset & ~LARGE_OFFSET) * 8)[0]
-            found.append(offset)
+            at = entry  # the next id sorts after this one (or is the same)
+            found.append(self._offset_of(first + entry, offsets, first))
         return found
 
-    def drop_pages(self) -> None:
-        """Take the index's pages out of this process's memory (they stay in the page
-        cache): a batch that read most of them leaves none counted in the daemon's RSS."""
-        try:
-            self._map.madvise(mmap.MADV_DONTNEED)
-        except (AttributeError, OSError, ValueError):  # no madvise here: the kernel reclaims them under pressure
-            pass
 
-    def close(self) -> None:
-        self._map.close()
+def _entry_of(names: bytes, raw_id: bytes, start: int) -> Optional[int]:
+    """The entry of `raw_id` in `names` (ids of SHA1_LENGTH bytes, sorted), searched
+    from entry `start` on, or None."""
+    at = names.find(raw_id, start * SHA1_LENGTH)
+    while at != -1 and at % SHA1_LENGTH:  # inside two entries: not an id
+        at = names.find(raw_id, at + 1)
+    return None if at == -1 else at // SHA1_LENGTH
 
 
 def pack_path_of(idx_path: str) -> str:
@@ -285,7 +293,6 @@ class PackIndexes:
                 break
             located = sorted((offset, number) for number, offset
                              in zip(left, index.offsets([raw_ids[number] for number in left])) if offset is not None)
-            index.drop_pages()
             for offset, number in located:
                 try:
                     sizes[number] = index.object_size(offset)
@@ -318,7 +325,7 @@ class PackIndexes:
             if names == self._listed:
                 return False
             indexes: dict[str, PackIndex] = {}
-            for name in _biggest_packs(self._pack_dir, names, MAPPED_INDEXES):
+            for name in _biggest_packs(self._pack_dir, names, INDEXED_PACKS):
                 pack = pack_path_of(os.path.join(self._pack_dir, name))
                 index = self._indexes.get(pack)
                 if index is None:
