@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
-from harness import BRANCH, ROOT, Bench, Mount, fmt_mb, process_figures, ratio_x, run_op, secs
+from harness import BRANCH, ROOT, Bench, Mount, fmt_mb, growth_per_hour, process_figures, ratio_x, run_op, secs
 
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 from aging import FILES, OpenFilesPeak, age_clone, loose_count, pack_count  # noqa: E402  # the tests' aging helpers
@@ -45,6 +45,9 @@ SAMPLE_SECONDS = 30
 # Growth is counted from this many minutes in, once the caches are full (libgit2's object
 # cache and pack windows fill in the first few); from a minute in for a soak under twice it.
 SOAK_SETTLED_MINUTES = 10
+# What a mount may grow by in an hour once settled, besides the pages of the clone's packs
+# it maps (those follow the repository's size, up to libgit2's bounds).
+SOAK_GROWTH_BOUND_KB = 1024
 # A busy mount's clone is tidied past twice git's 50 packs, looked at once a minute: at a
 # fetch a second, 100 + 60 packs at most, and a few more while the gc runs.
 SOAK_PACKS_BOUND = 170
@@ -262,10 +265,15 @@ def bench_soak(bench: Bench, minutes: float) -> None:
     colleague, writer = Colleague(bench, work, stop), Writer(mount.current, stop)
     samples: list[tuple[float, dict[str, int]]] = []
 
+    pack_dir = Path(mount.repo_path) / ".git" / "objects" / "pack"
+
     def sample() -> None:
-        figures = process_figures(mount.pid)
+        figures = process_figures(mount.pid, str(pack_dir))
         clone = Path(mount.repo_path)
         figures["packs"], figures["loose objects"] = pack_count(clone), loose_count(clone)
+        if "RSS kB" in figures:
+            figures["RSS without pack pages kB"] = figures["RSS kB"] - figures.get("RSS pack kB", 0)
+        figures["pack files kB"] = _folder_kb(pack_dir)
         samples.append((time.monotonic(), figures))
 
     print(f"{tag}a colleague pushing and a writer appending every second ...", flush=True)
@@ -306,19 +314,20 @@ def bench_soak(bench: Bench, minutes: float) -> None:
     bench.row(tag + "  clone tidied (git gc) during the soak", f"{tidyings} times", "—", "", "")
     if writer.failures:
         bench.problem(f"soak: writes through the mount failed: {writer.failures[:3]}")
-    # Growth: from the sample once the mount settled to the last.
+    # Growth: from the sample once the mount settled to the last, and the slope of a
+    # least-squares line through every sample from then on.
     settled = SOAK_SETTLED_MINUTES if minutes >= 2 * SOAK_SETTLED_MINUTES else 1
     start_at, start = next(((at, figures) for at, figures in samples if at - samples[0][0] >= settled * 60),
                            samples[0])
     end_at, last = samples[-1]
-    hours = (end_at - start_at) / 3600
     by_minute = [figures for at, figures in samples if round(at - samples[0][0]) % 60 < SAMPLE_SECONDS / 2]
-    bench.notes.append("soak: RSS (anonymous) by minute, MB: " + ", ".join(
-        f"{figures.get('RSS kB', 0) / 1024:.1f} ({figures.get('RSS anon kB', 0) / 1024:.1f})"
-        for figures in by_minute))
-    for key in ("RSS kB", "RSS anon kB", "open files", "maps", "threads", "packs", "loose objects"):
+    bench.notes.append("soak: RSS (anonymous; the clone's pack pages) by minute, MB: " + ", ".join(
+        f"{figures.get('RSS kB', 0) / 1024:.1f} ({figures.get('RSS anon kB', 0) / 1024:.1f}; "
+        f"{figures.get('RSS pack kB', 0) / 1024:.1f})" for figures in by_minute))
+    for key in ("RSS kB", "RSS anon kB", "RSS without pack pages kB", "RSS pack kB", "pack files kB", "open files",
+                "maps", "threads", "packs", "loose objects"):
         highest = max(figures.get(key, 0) for _, figures in samples)
-        per_hour = (last.get(key, 0) - start.get(key, 0)) / hours if hours > 0 else float("nan")
+        per_hour = growth_per_hour([(at, figures.get(key, 0)) for at, figures in samples if at >= start_at])
         in_kb = key.endswith(" kB")
         show: Callable[[float], str] = fmt_mb if in_kb else (lambda value: f"{value:.0f}")
         name = key[:-3] if in_kb else key
@@ -327,10 +336,20 @@ def bench_soak(bench: Bench, minutes: float) -> None:
             target, ok = f"≤ {OPEN_FILES_BOUND} always", highest <= OPEN_FILES_BOUND
         elif key == "packs":
             target, ok = f"≤ {SOAK_PACKS_BOUND} always", highest <= SOAK_PACKS_BOUND
+        elif key == "RSS without pack pages kB" and end_at - start_at >= 30 * 60:
+            target, ok = f"≤ {fmt_mb(SOAK_GROWTH_BOUND_KB)}/hour", per_hour <= SOAK_GROWTH_BOUND_KB
         per_hour_text = fmt_mb(per_hour) if in_kb else f"{per_hour:+.0f}"
         bench.row(tag + f"{name}: {settled} min in → at the end (highest)",
                   f"{show(start.get(key, 0))} → {show(last.get(key, 0))} ({show(highest)})",
                   f"{per_hour_text}/hour", "", target, ok)
+
+
+def _folder_kb(folder: Path) -> int:
+    """The size of the files in a folder, kB (the clone's packs: what libgit2 maps)."""
+    try:
+        return sum(entry.stat().st_size for entry in os.scandir(folder) if entry.is_file()) // 1024
+    except OSError:
+        return 0
 
 
 def _remote_text(bench: Bench, bare: str, path: str) -> str:

@@ -580,9 +580,11 @@ def print_table(rows) -> None:
         print(" | ".join(str(c).ljust(w) for c, w in zip(r, widths)))
 
 
-def process_figures(pid: Optional[int]) -> dict[str, int]:
+def process_figures(pid: Optional[int], pack_dir: Optional[str] = None) -> dict[str, int]:
     """A daemon's open files, memory maps, threads, RSS and the anonymous part of it (kB: the
-    heap, beside the file pages of what it maps) now; {} once it is gone."""
+    heap, beside the file pages of what it maps) now, and with `pack_dir` the pages of the
+    pack files there it maps (libgit2 maps a pack's index whole and its data in windows;
+    they grow with the repository, not with the time a mount runs); {} once it is gone."""
     if pid is None:
         return {}
     try:
@@ -595,6 +597,35 @@ def process_figures(pid: Optional[int]) -> dict[str, int]:
                 names = {"VmRSS": "RSS kB", "RssAnon": "RSS anon kB", "Threads": "threads"}
                 if key in names:
                     figures[names[key]] = int(value.split()[0])
+        if pack_dir is not None:
+            figures["RSS pack kB"] = _mapped_kb(pid, pack_dir.rstrip("/") + "/")
     except OSError:
         return {}
     return figures
+
+
+def _mapped_kb(pid: int, folder: str) -> int:
+    """The resident kB of the process's mappings of files in `folder` (/proc/PID/smaps)."""
+    total, counting = 0, False
+    with open(f"/proc/{pid}/smaps") as smaps:
+        for line in smaps:
+            fields = line.split()
+            if fields and fields[0][0] in "0123456789abcdef" and "-" in fields[0] and len(fields) >= 5:
+                counting = len(fields) > 5 and fields[5].startswith(folder)
+            elif counting and fields[0] == "Rss:":
+                total += int(fields[1])
+    return total
+
+
+def growth_per_hour(samples: list[tuple[float, int]]) -> float:
+    """The slope of a least-squares line through (seconds, kB) samples, in kB an hour: one
+    sample's noise (a tidying that had two packs mapped, a burst of the heap) moves the
+    figure far less than it moves the difference of the two ends."""
+    if len(samples) < 2:
+        return float("nan")
+    mean_t = sum(at for at, _ in samples) / len(samples)
+    mean_v = sum(value for _, value in samples) / len(samples)
+    spread = sum((at - mean_t) ** 2 for at, _ in samples)
+    if spread == 0:
+        return float("nan")
+    return sum((at - mean_t) * (value - mean_v) for at, value in samples) / spread * 3600
