@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Optional, Protocol
 
 from gitfs.repo import beneath
+from gitfs.repo.relative_paths import folders_above
 
 
 @dataclass(frozen=True)
@@ -173,7 +174,7 @@ class WorktreeForgetter:
         ones back."""
         gone = set(removed)
         # The highest removed paths only: forgetting a folder's name forgets all below it.
-        tops = [path for path in sorted(gone) if not any(parent in gone for parent in _parents(path))]
+        tops = [path for path in sorted(gone) if not any(parent in gone for parent in folders_above(path))]
         # Node ids of their folders, which exist now (a removed one would be in `gone`).
         folders = sorted({path.rsplit("/", 1)[0] if "/" in path else "" for path in tops})
         nodes = self.kernel.node_ids(self._mount_path(folder) for folder in folders)
@@ -317,11 +318,5 @@ def _with_parents(paths: Collection[str]) -> set[str]:
     """The paths and every folder above them, up to the root ("")."""
     found = set(paths)
     for path in paths:
-        found.update(_parents(path))
+        found.update(folders_above(path))
     return found
-
-
-def _parents(path: str) -> list[str]:
-    """The folders above a relative path, up to the root ("")."""
-    parts = path.strip("/").split("/")
-    return ["/".join(parts[:depth]) for depth in range(len(parts) - 1, -1, -1)]

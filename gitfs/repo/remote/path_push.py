@@ -34,6 +34,7 @@ import pygit2
 
 from gitfs.repo import compat
 from gitfs.repo.errors import PushRejected, RemoteError
+from gitfs.repo.relative_paths import folders_above
 from gitfs.repo.repository import GIT_DIR
 
 PATH_PUSH_LOCK = "gitfs-push.lock"  # in a path remote's git folder
@@ -89,18 +90,10 @@ def _take_away_references(git_dir: str, refs: tuple[str, ...]) -> None:
     for name in written:
         with contextlib.suppress(OSError):
             os.unlink(os.path.join(git_dir, name))
-    folders = {folder for name in written for folder in _parents(name)}
-    for folder in sorted(folders, key=lambda folder: folder.count("/"), reverse=True) + [""]:
+    folders = {folder for name in written for folder in folders_above(name)}  # and the root
+    for folder in sorted(folders, key=len, reverse=True):
         with contextlib.suppress(OSError):
             os.rmdir(os.path.join(git_dir, folder))  # only an empty one goes
-
-
-def _parents(name: str) -> list[str]:
-    """A relative path's folders: refs/gitfs/pushing -> refs/gitfs, refs."""
-    folders = []
-    while name := os.path.dirname(name):
-        folders.append(name)
-    return folders
 
 
 def move_branch(git_dir: str, ref: str, tip: pygit2.Oid, where: str) -> None:
