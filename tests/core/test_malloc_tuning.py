@@ -59,3 +59,49 @@ def test_a_1_mib_block_stays_mapped_after_a_bigger_one_was_freed():
 def test_glibc_alone_takes_it_from_the_heap_then():
     """What the tuning changes: by default glibc raises its threshold to the big block freed."""
     assert mapped_after_a_big_free("default") == (False, False)
+
+
+ARENAS_CHILD = """
+import ctypes, os, sys, tempfile, threading
+from gitfs.daemon import tune_malloc
+if sys.argv[1] == "tuned":
+    tune_malloc()
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+libc.fopen.restype = ctypes.c_void_p
+libc.fopen.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+libc.fclose.argtypes = [ctypes.c_void_p]
+libc.malloc_info.argtypes = [ctypes.c_int, ctypes.c_void_p]
+
+def allocate():
+    libc.free(libc.malloc(64 * 1024))
+
+workers = [threading.Thread(target=allocate) for _ in range(4)]
+for worker in workers:
+    worker.start()
+for worker in workers:
+    worker.join()
+with tempfile.NamedTemporaryFile() as report:
+    stream = libc.fopen(report.name.encode(), b"w")
+    libc.malloc_info(0, stream)
+    libc.fclose(stream)
+    print(open(report.name).read().count("<heap nr="))
+"""
+
+
+def arenas_after_threads_allocated(mode: str) -> int:
+    result = subprocess.run([sys.executable, "-c", ARENAS_CHILD, mode], capture_output=True, text=True, check=True)
+    return int(result.stdout)
+
+
+def test_every_thread_allocates_from_the_one_arena():
+    """A second arena, shared by every thread but the main one (which waits in libfuse's
+    loop), kept growing under a busy team with the free memory between its blocks; one
+    arena reuses the free memory every thread leaves."""
+    assert arenas_after_threads_allocated("tuned") == 1
+
+
+def test_glibc_alone_gives_threads_arenas_of_their_own():
+    assert arenas_after_threads_allocated("default") > 1
