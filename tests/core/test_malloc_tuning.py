@@ -13,7 +13,8 @@ import pytest
 IS_MMAPPED = 0x2
 MiB = 1024 * 1024
 
-CHILD = """
+# Each child: the daemon's tuning or glibc's defaults (argv[1]), and malloc and free by hand.
+PREAMBLE = """
 import ctypes, sys
 from gitfs.daemon import tune_malloc
 if sys.argv[1] == "tuned":
@@ -22,6 +23,9 @@ libc = ctypes.CDLL(None)
 libc.malloc.restype = ctypes.c_void_p
 libc.malloc.argtypes = [ctypes.c_size_t]
 libc.free.argtypes = [ctypes.c_void_p]
+"""
+
+CHILD = PREAMBLE + """
 
 def mapped(size):
     block = libc.malloc(size)
@@ -61,15 +65,8 @@ def test_glibc_alone_takes_it_from_the_heap_then():
     assert mapped_after_a_big_free("default") == (False, False)
 
 
-ARENAS_CHILD = """
-import ctypes, os, sys, tempfile, threading
-from gitfs.daemon import tune_malloc
-if sys.argv[1] == "tuned":
-    tune_malloc()
-libc = ctypes.CDLL(None)
-libc.malloc.restype = ctypes.c_void_p
-libc.malloc.argtypes = [ctypes.c_size_t]
-libc.free.argtypes = [ctypes.c_void_p]
+ARENAS_CHILD = PREAMBLE + """
+import tempfile, threading
 libc.fopen.restype = ctypes.c_void_p
 libc.fopen.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
 libc.fclose.argtypes = [ctypes.c_void_p]
