@@ -99,8 +99,8 @@ def tune_malloc() -> None:
     history/ grew the daemon by tens of MB that way). With two, every thread but the main
     one (which waits in libfuse's loop) shared the second, and its free memory between
     blocks in use kept growing under a colleague's push a second (0.6 MB an hour, beside
-    the main arena's own), for as long as the mount ran. The threads hold Python's lock
-    for nearly all they allocate, so they seldom wait for one another's malloc.
+    the main arena's own), for as long as the mount ran. Python's lock serializes most of
+    what the threads allocate: four parallel readers of current/ were no slower with one.
 
     Blocks of MMAP_THRESHOLD or more are mapped, and given back when freed. By default
     glibc raises that threshold to the size of every mapped block it frees, and a freed
